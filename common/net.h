@@ -1,0 +1,299 @@
+/*
+ * net.h - the boilerplate every rung of the ladder shares.
+ *
+ * Nothing in this file is what a rung teaches. It parses the common command
+ * line, opens the listening socket, prints the one "listening on" line that
+ * scripts wait for, and sets up signals so that every server can be stopped
+ * cleanly (which is what lets the sanitizers' leak check run at all).
+ * How a server waits for I/O is the lesson, so that stays in each main.c.
+ *
+ * Header-only on purpose: each phase folder builds with one compiler call.
+ */
+#ifndef LADDER_NET_H
+#define LADDER_NET_H
+
+/* glibc hides sigaction's SA_RESTART and friends under strict -std=c11. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE
+#endif
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define DEFAULT_PORT "9999"
+#define DEFAULT_ADDR "127.0.0.1" /* loopback unless the reader asks otherwise */
+
+/*
+ * listen(2) silently caps the backlog at net.core.somaxconn. A small backlog
+ * turns a burst of connects into dropped SYNs that the client retries after
+ * 1 s, 3 s, ...: that would show up as fake latency in every measurement.
+ */
+#define LISTEN_BACKLOG SOMAXCONN
+
+typedef struct {
+    const char *addr; /* -b: numeric address to bind */
+    const char *port; /* -p: decimal port; "0" lets the kernel choose */
+    bool verbose;     /* -v: log every connection on stderr */
+} server_options_t;
+
+static const char *program_name = "server";
+
+/* Set by SIGINT/SIGTERM; every loop checks it. */
+static volatile sig_atomic_t stop_requested = 0;
+
+/* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
+static int stop_pipe[2] = {-1, -1};
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* Start-up failure: name the call, say why, exit 1. */
+static inline void die(const char *fmt, ...)
+{
+    int saved = errno;
+    va_list ap;
+    fprintf(stderr, "%s: ", program_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ": %s\n", strerror(saved));
+    exit(1);
+}
+
+/* A failure while serving: one line, and the server carries on. */
+static inline void warn(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", program_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- command line ------------------------------------------------------ */
+
+/* Hook for a phase's own flags (03-threads adds -s); returns 0 if accepted. */
+typedef int (*extra_option_fn)(int opt, const char *arg);
+
+static inline void usage(FILE *out, const char *extra_usage)
+{
+    fprintf(out, "usage: %s [-p PORT] [-b ADDR] [-v] [-h]%s\n", program_name,
+            extra_usage ? extra_usage : "");
+}
+
+static inline void bad_usage(const char *extra_usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", program_name);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    usage(stderr, extra_usage);
+    exit(2);
+}
+
+static inline bool is_port(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return *s != '\0' && *end == '\0' && errno == 0 && v >= 0 && v <= 65535;
+}
+
+static inline void parse_options(int argc, char **argv, server_options_t *opts,
+                          const char *extra_flags, const char *extra_usage,
+                          extra_option_fn on_extra)
+{
+    char optstring[32];
+    const char *slash = strrchr(argv[0], '/');
+    program_name = slash ? slash + 1 : argv[0];
+    *opts = (server_options_t){.addr = DEFAULT_ADDR, .port = DEFAULT_PORT};
+
+    snprintf(optstring, sizeof optstring, ":p:b:vh%s", extra_flags ? extra_flags : "");
+    opterr = 0; /* we print our own one-line errors */
+    int opt;
+    while ((opt = getopt(argc, argv, optstring)) != -1) {
+        switch (opt) {
+        case 'p':
+            if (!is_port(optarg))
+                bad_usage(extra_usage, "bad port '%s' (want 0-65535)", optarg);
+            opts->port = optarg;
+            break;
+        case 'b': opts->addr = optarg; break;
+        case 'v': opts->verbose = true; break;
+        case 'h': usage(stdout, extra_usage); exit(0);
+        case ':': bad_usage(extra_usage, "option -%s needs a value", (char[]){(char)optopt, 0}); break;
+        case '?': bad_usage(extra_usage, "unknown option -%s", (char[]){(char)optopt, 0}); break;
+        default:
+            if (!on_extra || on_extra(opt, optarg) != 0)
+                bad_usage(extra_usage, "bad value '%s'", optarg ? optarg : "");
+        }
+    }
+    if (optind < argc)
+        bad_usage(extra_usage, "unexpected argument '%s'", argv[optind]);
+}
+
+/* ---- the listening socket ---------------------------------------------- */
+
+/* "127.0.0.1:9999" or "[::1]:9999", whatever getsockname says. */
+static inline void format_address(const struct sockaddr_storage *ss, char *out, size_t size)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        port = ntohs(a->sin6_port);
+        snprintf(out, size, "[%s]:%d", host, port);
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        port = ntohs(a->sin_port);
+        snprintf(out, size, "%s:%d", host, port);
+    }
+}
+
+/*
+ * Bind, listen, and announce. Scripts and tests start a server with -p 0 and
+ * read the real port from this line, so it is flushed at once.
+ */
+static inline int open_listener(const server_options_t *opts)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *ai;
+    int rc = getaddrinfo(opts->addr, opts->port, &hints, &ai);
+    if (rc != 0) {
+        fprintf(stderr, "%s: bad address '%s': %s\n", program_name, opts->addr, gai_strerror(rc));
+        exit(2);
+    }
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0)
+        die("socket");
+    /*
+     * Without SO_REUSEADDR a restart fails for a minute while the previous
+     * run's connections sit in TIME_WAIT. (Not SO_REUSEPORT: on Linux that
+     * would let a second copy bind the same port and silently share it.)
+     */
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+        die("setsockopt SO_REUSEADDR");
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+        die("bind %s port %s", opts->addr, opts->port);
+    freeaddrinfo(ai);
+    if (listen(fd, LISTEN_BACKLOG) < 0)
+        die("listen");
+
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char where[INET6_ADDRSTRLEN + 16];
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        die("getsockname");
+    format_address(&ss, where, sizeof where);
+    printf("listening on %s\n", where);
+    fflush(stdout);
+    return fd;
+}
+
+/* ---- descriptors ------------------------------------------------------- */
+
+static inline int set_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/*
+ * The soft open-file limit is often 1024; a server meant for 10 000 clients
+ * raises it to the hard limit. Returns the limit now in force.
+ */
+static inline long raise_open_file_limit(bool verbose)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        die("getrlimit RLIMIT_NOFILE");
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            warn("setrlimit RLIMIT_NOFILE: %s", strerror(errno));
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (verbose)
+        warn("open-file limit: %ld", (long)rl.rlim_cur);
+    return (long)rl.rlim_cur;
+}
+
+/*
+ * Write all of buf to a blocking socket. write() may send less than asked
+ * (a signal, a full buffer), so loop on the remainder. Only for the blocking
+ * rungs: on a non-blocking socket EAGAIN ends the loop with bytes unsent.
+ */
+static inline int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR && !stop_requested)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static inline void on_stop_signal(int sig)
+{
+    (void)sig;
+    int saved = errno; /* a handler must not disturb the errno it interrupted */
+    if (stop_requested)
+        _exit(1); /* a second Ctrl-C means "now" */
+    stop_requested = 1;
+    if (stop_pipe[1] >= 0)
+        (void)!write(stop_pipe[1], "x", 1);
+    errno = saved;
+}
+
+/*
+ * SIGPIPE's default action kills the process when it writes to a peer that
+ * has gone; ignored, the write fails with EPIPE and only that peer is closed.
+ *
+ * SIGINT/SIGTERM are installed without SA_RESTART: the blocked call (accept,
+ * read, select, poll, kevent, epoll_wait) returns EINTR and the loop sees
+ * stop_requested. The event loops also watch stop_pipe[0], which closes the
+ * gap between checking the flag and going to sleep.
+ */
+static inline void install_signal_handlers(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (pipe(stop_pipe) < 0 || set_nonblocking(stop_pipe[0]) < 0 ||
+        set_nonblocking(stop_pipe[1]) < 0)
+        die("pipe");
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+        die("sigaction");
+}
+
+static inline void close_stop_pipe(void)
+{
+    close(stop_pipe[0]);
+    close(stop_pipe[1]);
+}
+
+#endif /* LADDER_NET_H */
