@@ -1,0 +1,202 @@
+/*
+ * 03-threads: one thread per client.
+ *
+ * The idea: 02's fork() copied a whole process for each client. A thread is
+ * lighter: it shares the server's memory and file table, and costs a stack
+ * and a kernel task. serve() is 01's, unchanged; only the way it is started
+ * differs.
+ *
+ * The wall: each thread reserves a stack (8 MiB of address space by default,
+ * from RLIMIT_STACK), needs a kernel task, and is scheduled on its own. At
+ * 10 000 clients that is 80 GB of virtual memory, thousands of context
+ * switches, and limits such as vm.max_map_count and kernel.threads-max:
+ *
+ *     ./server &  ../build/bin/loadgen hold -n 10000 --server-pid $!
+ *
+ * reports memory and threads; -s STACK_KIB shows how much is the stack.
+ *
+ * Next: 04-select serves every client from one thread, which only wakes up
+ * when some socket is ready.
+ */
+#include "net.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <time.h>
+
+#define BUF_SIZE 16384
+
+/* One per live connection, on a list so that SIGTERM can reach them all. */
+typedef struct conn {
+    int fd;
+    struct conn *prev, *next;
+} conn_t;
+
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t conns_changed = PTHREAD_COND_INITIALIZER;
+static conn_t *conns;     /* live connections, guarded by conns_lock */
+static size_t stack_size; /* 0: the system default */
+
+/* Echo until the peer finishes sending (read returns 0) or fails. */
+static void serve(int fd)
+{
+    char buf[BUF_SIZE];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0)
+            return; /* the peer shut down its side; we owe it nothing more */
+        if (n < 0) {
+            if (errno == EINTR && !stop_requested)
+                continue;
+            if (errno != EINTR)
+                warn("fd %d: read: %s", fd, strerror(errno));
+            return;
+        }
+        if (write_all(fd, buf, (size_t)n) < 0) {
+            if (!stop_requested)
+                warn("fd %d: write: %s", fd, strerror(errno));
+            return;
+        }
+    }
+}
+
+/*
+ * The thread owns its conn_t. Handing it a pointer to the accept loop's fd
+ * variable instead would race: the loop may overwrite it with the next
+ * client's fd before this thread has read it.
+ */
+static void *client_thread(void *arg)
+{
+    conn_t *conn = arg;
+    serve(conn->fd);
+
+    pthread_mutex_lock(&conns_lock);
+    if (conn->prev)
+        conn->prev->next = conn->next;
+    else
+        conns = conn->next;
+    if (conn->next)
+        conn->next->prev = conn->prev;
+    close(conn->fd); /* under the lock: main never sees a recycled fd */
+    pthread_cond_broadcast(&conns_changed);
+    pthread_mutex_unlock(&conns_lock);
+    free(conn);
+    return NULL;
+}
+
+static void spawn_thread(int fd)
+{
+    conn_t *conn = malloc(sizeof *conn);
+    if (!conn) {
+        warn("fd %d: out of memory (client dropped)", fd);
+        close(fd);
+        return;
+    }
+    pthread_mutex_lock(&conns_lock);
+    *conn = (conn_t){.fd = fd, .next = conns};
+    if (conns)
+        conns->prev = conn;
+    conns = conn;
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (stack_size)
+        pthread_attr_setstacksize(&attr, stack_size);
+    pthread_t tid;
+    int err = pthread_create(&tid, &attr, client_thread, conn);
+    pthread_attr_destroy(&attr);
+    if (err != 0) {
+        /* EAGAIN here is the wall: threads-max, max_map_count, memory. */
+        warn("fd %d: pthread_create: %s (client dropped)", fd, strerror(err));
+        conns = conn->next;
+        if (conns)
+            conns->prev = NULL;
+        close(fd);
+        free(conn);
+    }
+    pthread_mutex_unlock(&conns_lock);
+}
+
+/*
+ * Shutting a socket down wakes the thread blocked in read() or write() on it,
+ * which then cleans up as if the client had left. Wait until all have.
+ */
+static void stop_threads(void)
+{
+    pthread_mutex_lock(&conns_lock);
+    for (conn_t *c = conns; c; c = c->next)
+        shutdown(c->fd, SHUT_RDWR);
+    while (conns)
+        pthread_cond_wait(&conns_changed, &conns_lock);
+    pthread_mutex_unlock(&conns_lock);
+}
+
+/*
+ * At the open-file limit accept() fails with EMFILE while the client stays
+ * queued; retrying at once would spin. Wait for a client to leave (or a
+ * second, since the signal that stops us cannot interrupt this wait).
+ */
+static void wait_for_a_client_to_leave(void)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    pthread_mutex_lock(&conns_lock);
+    pthread_cond_timedwait(&conns_changed, &conns_lock, &deadline);
+    pthread_mutex_unlock(&conns_lock);
+}
+
+/* Only the main thread should see SIGINT/SIGTERM; threads inherit this mask. */
+static void block_stop_signals(sigset_t *old_mask)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, old_mask);
+}
+
+static int on_stack_option(int opt, const char *arg)
+{
+    char *end;
+    long kib = strtol(arg, &end, 10);
+    if (opt != 's' || *end != '\0' || kib <= 0 || kib > 1024 * 1024)
+        return -1;
+    stack_size = (size_t)kib * 1024;
+    if (stack_size < PTHREAD_STACK_MIN)
+        stack_size = PTHREAD_STACK_MIN;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    server_options_t opts;
+    parse_options(argc, argv, &opts, "s:", " [-s STACK_KIB]", on_stack_option);
+    install_signal_handlers();
+    raise_open_file_limit(opts.verbose);
+    int listen_fd = open_listener(&opts);
+
+    while (!stop_requested) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd < 0) {
+            /* A signal, or a client that gave up while queued: keep going. */
+            if (errno != EINTR && errno != ECONNABORTED)
+                warn("accept: %s", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE)
+                wait_for_a_client_to_leave();
+            continue;
+        }
+        if (opts.verbose)
+            warn("fd %d: connected", fd);
+        sigset_t old_mask;
+        block_stop_signals(&old_mask);
+        spawn_thread(fd);
+        pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    }
+
+    stop_threads();
+    close(listen_fd);
+    close_stop_pipe();
+    return 0;
+}
