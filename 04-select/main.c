@@ -1,0 +1,275 @@
+/*
+ * 04-select: one thread, many clients, the kernel tells us who is ready.
+ *
+ * The idea: never block on one client. Every socket is non-blocking, and one
+ * select() call sleeps until some socket can be read or written. Then we do
+ * exactly that much I/O and go back to sleep. An idle client costs a small
+ * struct, not a process or a thread.
+ *
+ * Each connection is in one of two states, and the state alone decides what
+ * we wait for:
+ *   - nothing pending: wait until it is readable, read into the one shared
+ *     buffer, write straight back;
+ *   - bytes pending (the peer did not take the whole echo): stop reading it
+ *     and wait until it is writable. A client that does not read thus stops
+ *     being read, and holds at most one buffer of our memory (backpressure).
+ *
+ * The walls, both measurable with ../build/bin/loadgen:
+ *   - select() takes a fixed-size bitmap, fd_set, of FD_SETSIZE (1024) bits;
+ *     FD_SET() on a higher fd writes past its end. This server refuses such
+ *     connections instead (loadgen hold -n 1100 --allow-refused).
+ *   - Every call hands the kernel the whole set, the kernel walks it, and so
+ *     do we: O(n) per wakeup in the number of connections, even when one is
+ *     active (loadgen scan --idle 0,100,1000).
+ *
+ * Next: 05-poll removes the ceiling; the O(n) stays.
+ */
+#include "net.h"
+
+#include <sys/select.h>
+
+#define BUF_SIZE 16384
+
+typedef struct {
+    int fd;
+    char *pending;      /* echo bytes the peer has not taken yet, or NULL */
+    size_t pending_len; /* bytes in pending */
+    size_t pending_off; /* of which already sent */
+} conn_t;
+
+static conn_t *conns[FD_SETSIZE]; /* by fd: select cannot watch more anyway */
+static char buf[BUF_SIZE];        /* one read at a time, shared by all */
+static int listen_fd;
+static bool accepting = true; /* false while out of file descriptors */
+static bool verbose;
+
+static fd_set read_set, write_set; /* what we want to hear about, by fd */
+static int max_fd = -1;            /* highest fd in either set */
+
+/* ---- what a connection wants: derived from its state, never stored ----- */
+
+static bool wants_write(const conn_t *c)
+{
+    return c->pending != NULL;
+}
+
+/* ---- telling the kernel what we want ----------------------------------- */
+
+static void set_interest(int fd, bool read, bool write)
+{
+    if (read)
+        FD_SET(fd, &read_set);
+    else
+        FD_CLR(fd, &read_set);
+    if (write)
+        FD_SET(fd, &write_set);
+    else
+        FD_CLR(fd, &write_set);
+    if ((read || write) && fd > max_fd)
+        max_fd = fd;
+    while (max_fd >= 0 && !FD_ISSET(max_fd, &read_set) && !FD_ISSET(max_fd, &write_set))
+        max_fd--;
+}
+
+static void start_watching(conn_t *c)
+{
+    set_interest(c->fd, true, false);
+}
+
+static void watch(conn_t *c)
+{
+    set_interest(c->fd, !wants_write(c), wants_write(c));
+}
+
+static void stop_watching(conn_t *c)
+{
+    set_interest(c->fd, false, false);
+}
+
+static void watch_listener(bool on)
+{
+    accepting = on;
+    set_interest(listen_fd, on, false);
+}
+
+/* ---- one connection ---------------------------------------------------- */
+
+static bool is_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
+/* Echo data; keep whatever the peer's socket buffer could not take. */
+static bool send_or_keep(conn_t *c, const char *data, size_t len)
+{
+    ssize_t n = write(c->fd, data, len);
+    if (n < 0 && !is_transient(errno)) {
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    size_t sent = n < 0 ? 0 : (size_t)n;
+    if (sent < len) {
+        c->pending = malloc(len - sent);
+        if (!c->pending) {
+            warn("fd %d: out of memory", c->fd);
+            return false;
+        }
+        memcpy(c->pending, data + sent, len - sent);
+        c->pending_len = len - sent;
+        c->pending_off = 0;
+    }
+    return true;
+}
+
+/* Returns false when the connection is finished. */
+static bool on_readable(conn_t *c)
+{
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0)
+        return send_or_keep(c, buf, (size_t)n);
+    if (n == 0)
+        return false; /* the peer is done sending, and we owe it nothing */
+    if (is_transient(errno))
+        return true;
+    warn("fd %d: read: %s", c->fd, strerror(errno));
+    return false;
+}
+
+static bool on_writable(conn_t *c)
+{
+    ssize_t n = write(c->fd, c->pending + c->pending_off, c->pending_len - c->pending_off);
+    if (n < 0) {
+        if (is_transient(errno))
+            return true;
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    c->pending_off += (size_t)n;
+    if (c->pending_off == c->pending_len) {
+        free(c->pending); /* drained: an idle connection holds no buffer */
+        c->pending = NULL;
+    }
+    return true;
+}
+
+static void close_conn(conn_t *c)
+{
+    stop_watching(c); /* before close(), while the fd is still ours */
+    conns[c->fd] = NULL;
+    close(c->fd);
+    if (verbose)
+        warn("fd %d: closed", c->fd);
+    free(c->pending);
+    free(c);
+    if (!accepting)
+        watch_listener(true); /* a descriptor is free again */
+}
+
+/*
+ * The fd is ready for what we asked, or has an error that the I/O will
+ * report. Do the I/O, then tell the kernel only if the interest changed.
+ */
+static void on_ready(conn_t *c)
+{
+    bool was_writing = wants_write(c);
+    bool keep = was_writing ? on_writable(c) : on_readable(c);
+    if (!keep)
+        close_conn(c);
+    else if (wants_write(c) != was_writing)
+        watch(c);
+}
+
+/* ---- new connections --------------------------------------------------- */
+
+static conn_t *new_conn(int fd)
+{
+    if (fd >= FD_SETSIZE) {
+        /* FD_SET(fd) would write past the end of the fd_set. */
+        warn("fd %d: at or above FD_SETSIZE (%d), select cannot watch it: connection refused",
+             fd, FD_SETSIZE);
+        return NULL;
+    }
+    conn_t *c = malloc(sizeof *c);
+    if (!c || set_nonblocking(fd) < 0) {
+        warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+        free(c);
+        return NULL;
+    }
+    *c = (conn_t){.fd = fd};
+    return c;
+}
+
+/* The listener is readable: take every queued connection, until EAGAIN. */
+static void accept_clients(void)
+{
+    for (;;) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue; /* a signal, or a client that gave up while queued */
+            if (errno == EMFILE || errno == ENFILE) {
+                /* The client stays queued; the listener would stay readable
+                 * and we would spin. Stop listening until someone leaves. */
+                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                watch_listener(false);
+            } else if (!is_transient(errno)) {
+                warn("accept: %s", strerror(errno));
+            }
+            return;
+        }
+        conn_t *c = new_conn(fd);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        conns[fd] = c;
+        start_watching(c);
+        if (verbose)
+            warn("fd %d: connected", fd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    server_options_t opts;
+    parse_options(argc, argv, &opts, NULL, NULL, NULL);
+    verbose = opts.verbose;
+    install_signal_handlers();
+    raise_open_file_limit(verbose); /* past 1024 we refuse cleanly, not EMFILE */
+    listen_fd = open_listener(&opts);
+    if (listen_fd >= FD_SETSIZE || stop_pipe[0] >= FD_SETSIZE)
+        die("listening fd %d is at or above FD_SETSIZE (%d)", listen_fd, FD_SETSIZE);
+    if (set_nonblocking(listen_fd) < 0)
+        die("fcntl O_NONBLOCK");
+
+    watch_listener(true);
+    set_interest(stop_pipe[0], true, false); /* wakes us on SIGINT/SIGTERM */
+
+    while (!stop_requested) {
+        /* select() overwrites its sets with the answer: pass copies. */
+        fd_set readable = read_set, writable = write_set;
+        int nready = select(max_fd + 1, &readable, &writable, NULL, NULL);
+        if (nready < 0) {
+            if (errno == EINTR)
+                continue;
+            die("select");
+        }
+        /* The O(n) scan: the answer is a bitmap, so look at every bit. */
+        for (int fd = 0; fd <= max_fd && nready > 0; fd++) {
+            if (!FD_ISSET(fd, &readable) && !FD_ISSET(fd, &writable))
+                continue;
+            nready--;
+            if (fd == listen_fd)
+                accept_clients();
+            else if (conns[fd])
+                on_ready(conns[fd]);
+        }
+    }
+
+    for (int fd = 0; fd < FD_SETSIZE; fd++)
+        if (conns[fd])
+            close_conn(conns[fd]);
+    close(listen_fd);
+    close_stop_pipe();
+    return 0;
+}

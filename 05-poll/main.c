@@ -1,0 +1,279 @@
+/*
+ * 05-poll: select without the ceiling.
+ *
+ * The idea: the same event loop as 04-select, connection by connection, but
+ * the interest list is an array of struct pollfd that we own and size
+ * ourselves, one entry per watched fd, instead of a fixed bitmap. No
+ * FD_SETSIZE: any fd the process may open can be watched, so 10 000 clients
+ * fit. The kernel writes its answer into each entry's revents and leaves
+ * our events alone, so nothing has to be copied before each call.
+ *
+ * The wall: poll() is still O(n) per wakeup. Each call copies the whole
+ * array into the kernel, which checks every entry, and we then scan every
+ * revents, even when a single client out of 10 000 is active:
+ *
+ *     ./server &  ../build/bin/loadgen scan --idle 0,100,1000,10000 --server-pid $!
+ *
+ * shows one client's round trip and the server's CPU per round trip growing
+ * with the number of idle connections.
+ *
+ * Next: 06-kqueue keeps the interest list inside the kernel and returns only
+ * the ready events: O(ready), not O(n).
+ */
+#include "net.h"
+
+#include <poll.h>
+
+#define BUF_SIZE 16384
+
+typedef struct {
+    int fd;
+    char *pending;      /* echo bytes the peer has not taken yet, or NULL */
+    size_t pending_len; /* bytes in pending */
+    size_t pending_off; /* of which already sent */
+    size_t slot;        /* its entry in pollfds */
+} conn_t;
+
+static conn_t **conns; /* by fd, sized to the open-file limit */
+static char buf[BUF_SIZE];        /* one read at a time, shared by all */
+static int listen_fd;
+static bool accepting = true; /* false while out of file descriptors */
+static bool verbose;
+
+/* Slot 0 is the listener, slot 1 the stop pipe, then one per connection. */
+static struct pollfd *pollfds;
+static size_t npollfds, pollfds_cap;
+
+/* ---- what a connection wants: derived from its state, never stored ----- */
+
+static bool wants_write(const conn_t *c)
+{
+    return c->pending != NULL;
+}
+
+/* ---- telling the kernel what we want ----------------------------------- */
+
+static short interest(const conn_t *c)
+{
+    return wants_write(c) ? POLLOUT : POLLIN;
+}
+
+/* Append an entry, growing the array as needed; returns its slot. */
+static size_t add_pollfd(int fd, short events)
+{
+    if (npollfds == pollfds_cap) {
+        size_t cap = pollfds_cap ? 2 * pollfds_cap : 64;
+        struct pollfd *grown = realloc(pollfds, cap * sizeof *grown);
+        if (!grown)
+            die("realloc pollfds");
+        pollfds = grown;
+        pollfds_cap = cap;
+    }
+    pollfds[npollfds] = (struct pollfd){.fd = fd, .events = events};
+    return npollfds++;
+}
+
+static void start_watching(conn_t *c)
+{
+    c->slot = add_pollfd(c->fd, interest(c));
+}
+
+static void watch(conn_t *c)
+{
+    pollfds[c->slot].events = interest(c);
+}
+
+/* Move the last entry into the hole, so the array stays dense. */
+static void stop_watching(conn_t *c)
+{
+    struct pollfd last = pollfds[--npollfds];
+    if (c->slot < npollfds) {
+        pollfds[c->slot] = last;
+        conns[last.fd]->slot = c->slot;
+    }
+}
+
+static void watch_listener(bool on)
+{
+    accepting = on;
+    pollfds[0].events = on ? POLLIN : 0;
+}
+
+/* ---- one connection ---------------------------------------------------- */
+
+static bool is_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
+/* Echo data; keep whatever the peer's socket buffer could not take. */
+static bool send_or_keep(conn_t *c, const char *data, size_t len)
+{
+    ssize_t n = write(c->fd, data, len);
+    if (n < 0 && !is_transient(errno)) {
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    size_t sent = n < 0 ? 0 : (size_t)n;
+    if (sent < len) {
+        c->pending = malloc(len - sent);
+        if (!c->pending) {
+            warn("fd %d: out of memory", c->fd);
+            return false;
+        }
+        memcpy(c->pending, data + sent, len - sent);
+        c->pending_len = len - sent;
+        c->pending_off = 0;
+    }
+    return true;
+}
+
+/* Returns false when the connection is finished. */
+static bool on_readable(conn_t *c)
+{
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0)
+        return send_or_keep(c, buf, (size_t)n);
+    if (n == 0)
+        return false; /* the peer is done sending, and we owe it nothing */
+    if (is_transient(errno))
+        return true;
+    warn("fd %d: read: %s", c->fd, strerror(errno));
+    return false;
+}
+
+static bool on_writable(conn_t *c)
+{
+    ssize_t n = write(c->fd, c->pending + c->pending_off, c->pending_len - c->pending_off);
+    if (n < 0) {
+        if (is_transient(errno))
+            return true;
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    c->pending_off += (size_t)n;
+    if (c->pending_off == c->pending_len) {
+        free(c->pending); /* drained: an idle connection holds no buffer */
+        c->pending = NULL;
+    }
+    return true;
+}
+
+static void close_conn(conn_t *c)
+{
+    stop_watching(c); /* before close(), while the fd is still ours */
+    conns[c->fd] = NULL;
+    close(c->fd);
+    if (verbose)
+        warn("fd %d: closed", c->fd);
+    free(c->pending);
+    free(c);
+    if (!accepting)
+        watch_listener(true); /* a descriptor is free again */
+}
+
+/*
+ * The fd is ready for what we asked, or has an error that the I/O will
+ * report. Do the I/O, then tell the kernel only if the interest changed.
+ */
+static void on_ready(conn_t *c)
+{
+    bool was_writing = wants_write(c);
+    bool keep = was_writing ? on_writable(c) : on_readable(c);
+    if (!keep)
+        close_conn(c);
+    else if (wants_write(c) != was_writing)
+        watch(c);
+}
+
+/* ---- new connections --------------------------------------------------- */
+
+static conn_t *new_conn(int fd)
+{
+    conn_t *c = malloc(sizeof *c);
+    if (!c || set_nonblocking(fd) < 0) {
+        warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+        free(c);
+        return NULL;
+    }
+    *c = (conn_t){.fd = fd};
+    return c;
+}
+
+/* The listener is readable: take every queued connection, until EAGAIN. */
+static void accept_clients(void)
+{
+    for (;;) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue; /* a signal, or a client that gave up while queued */
+            if (errno == EMFILE || errno == ENFILE) {
+                /* The client stays queued; the listener would stay readable
+                 * and we would spin. Stop listening until someone leaves. */
+                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                watch_listener(false);
+            } else if (!is_transient(errno)) {
+                warn("accept: %s", strerror(errno));
+            }
+            return;
+        }
+        conn_t *c = new_conn(fd);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        conns[fd] = c;
+        start_watching(c);
+        if (verbose)
+            warn("fd %d: connected", fd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    server_options_t opts;
+    parse_options(argc, argv, &opts, NULL, NULL, NULL);
+    verbose = opts.verbose;
+    install_signal_handlers();
+    long max_fds = raise_open_file_limit(verbose);
+    listen_fd = open_listener(&opts);
+    if (set_nonblocking(listen_fd) < 0)
+        die("fcntl O_NONBLOCK");
+    conns = calloc((size_t)max_fds, sizeof *conns);
+    if (!conns)
+        die("calloc");
+
+    add_pollfd(listen_fd, POLLIN);
+    add_pollfd(stop_pipe[0], POLLIN); /* wakes us on SIGINT/SIGTERM */
+
+    while (!stop_requested) {
+        int nready = poll(pollfds, npollfds, -1);
+        if (nready < 0) {
+            if (errno == EINTR)
+                continue;
+            die("poll");
+        }
+        /* The O(n) scan, from the end: closing slot i moves the last entry,
+         * already scanned, into i, and new clients go on the end unscanned. */
+        for (size_t i = npollfds; i-- > 0 && nready > 0;) {
+            if (pollfds[i].revents == 0)
+                continue;
+            nready--;
+            int fd = pollfds[i].fd;
+            if (fd == listen_fd)
+                accept_clients();
+            else if (conns[fd])
+                on_ready(conns[fd]);
+        }
+    }
+
+    for (long fd = 0; fd < max_fds; fd++)
+        if (conns[fd])
+            close_conn(conns[fd]);
+    free(conns);
+    free(pollfds);
+    close(listen_fd);
+    close_stop_pipe();
+    return 0;
+}

@@ -1,0 +1,282 @@
+/*
+ * 06-kqueue: the kernel keeps the list, and returns only what is ready.
+ *
+ * The idea: select and poll hand the kernel every fd on every call, and the
+ * kernel answers by marking up that whole list. kqueue (FreeBSD 4.1, 2000;
+ * macOS) turns this around: we register each event once, as an (fd, filter)
+ * pair, and kevent() returns just the events that fired. A wakeup costs the
+ * same with 10 idle clients or 10 000:
+ *
+ *     ./server &  ../build/bin/loadgen scan --idle 0,100,1000,10000 --server-pid $!
+ *
+ * keeps one client's round trip flat where 05-poll's grows.
+ *
+ * Reading and writing are two separate filters on one fd, EVFILT_READ and
+ * EVFILT_WRITE. Both are added when a client arrives, and the connection's
+ * state enables one and disables the other. kevent() both applies changes
+ * and waits, so it is the only call besides kqueue() itself.
+ *
+ * Level-triggered (the default), like 04 and 05: an event fires for as long
+ * as the fd is ready, so reading one buffer per wakeup is safe.
+ *
+ * On Linux, which has no kqueue, this same file builds against the small
+ * shim in linux-shim/ (over epoll): run there, the numbers are epoll's.
+ *
+ * Next: 07-epoll, Linux's own interface for the same idea.
+ */
+#include "net.h"
+
+#include <sys/event.h>
+#include <sys/types.h>
+
+#define BUF_SIZE 16384
+
+typedef struct {
+    int fd;
+    char *pending;      /* echo bytes the peer has not taken yet, or NULL */
+    size_t pending_len; /* bytes in pending */
+    size_t pending_off; /* of which already sent */
+} conn_t;
+
+static conn_t **conns; /* by fd, sized to the open-file limit */
+static char buf[BUF_SIZE];        /* one read at a time, shared by all */
+static int listen_fd;
+static bool accepting = true; /* false while out of file descriptors */
+static bool verbose;
+
+#define MAX_EVENTS 256 /* ready events taken per kevent(); more wait a turn */
+
+static int kq; /* the interest list, kept by the kernel */
+
+/* ---- what a connection wants: derived from its state, never stored ----- */
+
+static bool wants_write(const conn_t *c)
+{
+    return c->pending != NULL;
+}
+
+/* ---- telling the kernel what we want ----------------------------------- */
+
+/* Both filters of one fd in one kevent() call. */
+static void set_interest(int fd, int read_flags, int write_flags)
+{
+    struct kevent changes[2];
+    EV_SET(&changes[0], fd, EVFILT_READ, read_flags, 0, 0, NULL);
+    EV_SET(&changes[1], fd, EVFILT_WRITE, write_flags, 0, 0, NULL);
+    if (kevent(kq, changes, 2, NULL, 0, NULL) < 0)
+        warn("fd %d: kevent: %s", fd, strerror(errno));
+}
+
+static void start_watching(conn_t *c)
+{
+    set_interest(c->fd, EV_ADD | EV_ENABLE, EV_ADD | EV_DISABLE);
+}
+
+static void watch(conn_t *c)
+{
+    bool w = wants_write(c);
+    set_interest(c->fd, w ? EV_DISABLE : EV_ENABLE, w ? EV_ENABLE : EV_DISABLE);
+}
+
+/* Before close(), which on BSD drops the fd's events anyway, but not in the
+ * Linux shim, and never for an fd another process still holds open. */
+static void stop_watching(conn_t *c)
+{
+    set_interest(c->fd, EV_DELETE, EV_DELETE);
+}
+
+/* Only one filter here: the listener has nothing to write. */
+static void watch_read(int fd, int flags)
+{
+    struct kevent change;
+    EV_SET(&change, fd, EVFILT_READ, flags, 0, 0, NULL);
+    if (kevent(kq, &change, 1, NULL, 0, NULL) < 0)
+        warn("fd %d: kevent: %s", fd, strerror(errno));
+}
+
+static void watch_listener(bool on)
+{
+    accepting = on;
+    watch_read(listen_fd, on ? EV_ENABLE : EV_DISABLE);
+}
+
+/* ---- one connection ---------------------------------------------------- */
+
+static bool is_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
+/* Echo data; keep whatever the peer's socket buffer could not take. */
+static bool send_or_keep(conn_t *c, const char *data, size_t len)
+{
+    ssize_t n = write(c->fd, data, len);
+    if (n < 0 && !is_transient(errno)) {
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    size_t sent = n < 0 ? 0 : (size_t)n;
+    if (sent < len) {
+        c->pending = malloc(len - sent);
+        if (!c->pending) {
+            warn("fd %d: out of memory", c->fd);
+            return false;
+        }
+        memcpy(c->pending, data + sent, len - sent);
+        c->pending_len = len - sent;
+        c->pending_off = 0;
+    }
+    return true;
+}
+
+/* Returns false when the connection is finished. */
+static bool on_readable(conn_t *c)
+{
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0)
+        return send_or_keep(c, buf, (size_t)n);
+    if (n == 0)
+        return false; /* the peer is done sending, and we owe it nothing */
+    if (is_transient(errno))
+        return true;
+    warn("fd %d: read: %s", c->fd, strerror(errno));
+    return false;
+}
+
+static bool on_writable(conn_t *c)
+{
+    ssize_t n = write(c->fd, c->pending + c->pending_off, c->pending_len - c->pending_off);
+    if (n < 0) {
+        if (is_transient(errno))
+            return true;
+        warn("fd %d: write: %s", c->fd, strerror(errno));
+        return false;
+    }
+    c->pending_off += (size_t)n;
+    if (c->pending_off == c->pending_len) {
+        free(c->pending); /* drained: an idle connection holds no buffer */
+        c->pending = NULL;
+    }
+    return true;
+}
+
+static void close_conn(conn_t *c)
+{
+    stop_watching(c); /* before close(), while the fd is still ours */
+    conns[c->fd] = NULL;
+    close(c->fd);
+    if (verbose)
+        warn("fd %d: closed", c->fd);
+    free(c->pending);
+    free(c);
+    if (!accepting)
+        watch_listener(true); /* a descriptor is free again */
+}
+
+/*
+ * The fd is ready for what we asked, or has an error that the I/O will
+ * report. Do the I/O, then tell the kernel only if the interest changed.
+ */
+static void on_ready(conn_t *c)
+{
+    bool was_writing = wants_write(c);
+    bool keep = was_writing ? on_writable(c) : on_readable(c);
+    if (!keep)
+        close_conn(c);
+    else if (wants_write(c) != was_writing)
+        watch(c);
+}
+
+/* ---- new connections --------------------------------------------------- */
+
+static conn_t *new_conn(int fd)
+{
+    conn_t *c = malloc(sizeof *c);
+    if (!c || set_nonblocking(fd) < 0) {
+        warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+        free(c);
+        return NULL;
+    }
+    *c = (conn_t){.fd = fd};
+    return c;
+}
+
+/* The listener is readable: take every queued connection, until EAGAIN. */
+static void accept_clients(void)
+{
+    for (;;) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue; /* a signal, or a client that gave up while queued */
+            if (errno == EMFILE || errno == ENFILE) {
+                /* The client stays queued; the listener would stay readable
+                 * and we would spin. Stop listening until someone leaves. */
+                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                watch_listener(false);
+            } else if (!is_transient(errno)) {
+                warn("accept: %s", strerror(errno));
+            }
+            return;
+        }
+        conn_t *c = new_conn(fd);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        conns[fd] = c;
+        start_watching(c);
+        if (verbose)
+            warn("fd %d: connected", fd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    server_options_t opts;
+    parse_options(argc, argv, &opts, NULL, NULL, NULL);
+    verbose = opts.verbose;
+    install_signal_handlers();
+    long max_fds = raise_open_file_limit(verbose);
+    listen_fd = open_listener(&opts);
+    if (set_nonblocking(listen_fd) < 0)
+        die("fcntl O_NONBLOCK");
+    conns = calloc((size_t)max_fds, sizeof *conns);
+    if (!conns)
+        die("calloc");
+    kq = kqueue();
+    if (kq < 0)
+        die("kqueue");
+
+    watch_read(listen_fd, EV_ADD);
+    watch_read(stop_pipe[0], EV_ADD); /* wakes us on SIGINT/SIGTERM */
+
+    while (!stop_requested) {
+        struct kevent events[MAX_EVENTS];
+        int nready = kevent(kq, NULL, 0, events, MAX_EVENTS, NULL);
+        if (nready < 0) {
+            if (errno == EINTR)
+                continue;
+            die("kevent");
+        }
+        /* O(ready): every entry is an fd with something to do. An fd closed
+         * earlier in this batch is gone from conns, and one reused since by
+         * a new client gets a spurious wakeup, which read() answers EAGAIN. */
+        for (int i = 0; i < nready; i++) {
+            int fd = (int)events[i].ident;
+            if (fd == listen_fd)
+                accept_clients();
+            else if (conns[fd])
+                on_ready(conns[fd]);
+        }
+    }
+
+    for (long fd = 0; fd < max_fds; fd++)
+        if (conns[fd])
+            close_conn(conns[fd]);
+    free(conns);
+    close(kq);
+    close(listen_fd);
+    close_stop_pipe();
+    return 0;
+}
