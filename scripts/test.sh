@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command. From a fresh clone: configure, build the sanitizer
+# configurations, and run the black-box suite with ctest.
+#   dev   ASan + UBSan: every server, the kqueue shim's own tests
+#   tsan  ThreadSanitizer: 03-threads, the only server with threads
+# Usage: scripts/test.sh [extra ctest arguments, e.g. -R 05-poll]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/prereqs.sh
+ensure_tools cmake make clang
+
+export CC=${CC:-clang}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== dev build (ASan + UBSan) =="
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j "$jobs"
+ctest --preset dev "$@"
+
+echo "== tsan build (ThreadSanitizer, 03-threads) =="
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs"
+ctest --preset tsan -R '^03-threads' "$@"
