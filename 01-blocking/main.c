@@ -51,10 +51,13 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     install_signal_handlers();
     int listen_fd = open_listener(&opts);
+    shut_listener_on_stop(listen_fd);
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
+            if (stop_requested)
+                break;
             /* A signal, or a client that gave up while queued: keep going. */
             if (errno != EINTR && errno != ECONNABORTED)
                 warn("accept: %s", strerror(errno));

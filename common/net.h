@@ -58,6 +58,9 @@ static volatile sig_atomic_t stop_requested = 0;
 /* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
 static int stop_pipe[2] = {-1, -1};
 
+/* A listener that SIGINT/SIGTERM shut down, for the blocking rungs. */
+static int listener_to_shut = -1;
+
 /* ---- messages ---------------------------------------------------------- */
 
 /* Start-up failure: name the call, say why, exit 1. */
@@ -209,6 +212,12 @@ static inline int open_listener(const server_options_t *opts)
 
 /* ---- descriptors ------------------------------------------------------- */
 
+/* On a non-blocking socket these mean "not now", never "this peer failed". */
+static inline bool is_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
 static inline int set_nonblocking(int fd)
 {
     int flags = fcntl(fd, F_GETFL);
@@ -265,6 +274,8 @@ static inline void on_stop_signal(int sig)
     stop_requested = 1;
     if (stop_pipe[1] >= 0)
         (void)!write(stop_pipe[1], "x", 1);
+    if (listener_to_shut >= 0)
+        shutdown(listener_to_shut, SHUT_RDWR);
     errno = saved;
 }
 
@@ -288,6 +299,19 @@ static inline void install_signal_handlers(void)
     sa.sa_flags = 0;
     if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
         die("sigaction");
+}
+
+/*
+ * For a loop blocked in accept(). EINTR tells it about a signal that arrives
+ * during the call, but one that lands just before (after the loop checked
+ * stop_requested, or inside another handler whose SA_RESTART restarts the
+ * call) would leave accept() waiting for the next client. On Linux, shutting
+ * the listener down makes a waiting or later accept() fail at once (EINVAL).
+ * shutdown() is async-signal-safe (signal-safety(7)).
+ */
+static inline void shut_listener_on_stop(int listen_fd)
+{
+    listener_to_shut = listen_fd;
 }
 
 static inline void close_stop_pipe(void)

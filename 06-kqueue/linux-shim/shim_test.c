@@ -1,0 +1,690 @@
+/*
+ * shim_test.c - unit test of the epoll-backed kqueue shim (sys/event.h here).
+ *
+ * Each check states one kqueue(2) rule and tests the shim against it with its
+ * own kqueue and descriptors (socketpair, pipe, or a loopback TCP pair). Each
+ * runs in a child process: its descriptors die with it, a crash or a
+ * sanitizer report fails that check only, and a wait that never ends is
+ * killed after CHECK_LIMIT_MS, so the program always ends by itself.
+ *
+ *   cc -std=c11 -Wall -Wextra -Werror -I. shim_test.c -o shim_test && ./shim_test
+ *
+ * Output: "PASS name" or "FAIL name: why" per check, then "N passed, N failed";
+ * the exit status is non-zero if anything failed.
+ */
+#define _DEFAULT_SOURCE /* sigaction, setitimer, F_DUPFD under -std=c11 */
+
+#include <sys/event.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HIGH_FD        10007 /* past several growths of the shim's fd table (C10K) */
+#define SLACK_MS       2000  /* generous upper bound on any "returns at once" */
+#define CHECK_LIMIT_MS 10000 /* a check still running after this is killed */
+
+static char why[256]; /* reason for the current check's failure */
+static int tags[4];   /* distinct addresses to use as udata */
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Record why a check failed; returns 0 so that checks can `return fail(...)`. */
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* One change, applied without waiting: kevent()'s result (0, or -1 + errno).
+ * check_changes_only tests that nevents 0 does not wait even with no timeout;
+ * the zero timeout here keeps the other checks from depending on it. */
+static int change(int kq, int fd, int filter, int flags, void *udata)
+{
+    struct kevent ch;
+    EV_SET(&ch, fd, filter, flags, 0, 0, udata);
+    return kevent(kq, &ch, 1, NULL, 0, &(struct timespec){0, 0});
+}
+
+/* Wait up to `ms` milliseconds for at most `max` kevents. */
+static int wait_events(int kq, struct kevent *out, int max, long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    return kevent(kq, NULL, 0, out, max, &ts);
+}
+
+static const struct kevent *find(const struct kevent *ev, int n, int fd, int filter)
+{
+    for (int i = 0; i < n; i++)
+        if (ev[i].ident == (uintptr_t)fd && ev[i].filter == filter)
+            return &ev[i];
+    return NULL;
+}
+
+/* A connected Unix stream pair: the simplest readable/writable descriptors. */
+static int unix_pair(int sv[2])
+{
+    return socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+}
+
+/* A listening loopback socket on a kernel-chosen port. */
+static int tcp_listener(struct sockaddr_in *addr)
+{
+    socklen_t len = sizeof *addr;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)addr, sizeof *addr) < 0 || listen(fd, 16) < 0 ||
+        getsockname(fd, (struct sockaddr *)addr, &len) < 0)
+        return -1;
+    return fd;
+}
+
+/* A connected loopback TCP pair: sv[0] the client, sv[1] the accepted side. */
+static int tcp_pair(int sv[2])
+{
+    struct sockaddr_in addr;
+    int lfd = tcp_listener(&addr);
+    if (lfd < 0)
+        return -1;
+    sv[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (sv[0] < 0 || connect(sv[0], (struct sockaddr *)&addr, sizeof addr) < 0)
+        return -1;
+    sv[1] = accept(lfd, NULL, NULL);
+    return sv[1] < 0 ? -1 : 0;
+}
+
+static int send_bytes(int fd, size_t n)
+{
+    char buf[4096];
+    memset(buf, 'x', sizeof buf);
+    return n <= sizeof buf && write(fd, buf, n) == (ssize_t)n ? 0 : -1;
+}
+
+/* ---- the checks: each returns 1 on success, or fail(...) ---------------- */
+
+static int check_read_write_split(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[2], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 3) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD, 0, 0, &tags[0]);
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ADD, 0, 0, &tags[1]);
+    int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
+    const struct kevent *r = find(ev, n, sv[0], EVFILT_READ), *w = find(ev, n, sv[0], EVFILT_WRITE);
+    if (n != 2 || r == NULL || w == NULL)
+        return fail("expected a READ and a WRITE kevent for one fd, got %d kevents", n);
+    if (r->udata != &tags[0] || w->udata != &tags[1])
+        return fail("udata not kept per filter");
+    if (r->flags != 0 || w->flags != 0)
+        return fail("unexpected flags 0x%x / 0x%x on a healthy socket", r->flags, w->flags);
+    if (w->data < 1)
+        return fail("WRITE data %ld, want >= 1", (long)w->data);
+    return 1;
+}
+
+static int check_add_idempotent(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[0]) != 0 ||
+        change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[1]) != 0)
+        return fail("second EV_ADD failed: %s", strerror(errno));
+    int n = wait_events(kq, ev, 4, 1000);
+    if (n != 1)
+        return fail("%d kevents after EV_ADD twice, want 1", n);
+    if (ev[0].udata != &tags[1])
+        return fail("udata not updated by the second EV_ADD");
+    return 1;
+}
+
+static int check_disable_enable(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD | EV_DISABLE, NULL) != 0)
+        return fail("EV_ADD|EV_DISABLE: %s", strerror(errno));
+    int n = wait_events(kq, ev, 4, 0);
+    if (n != 0)
+        return fail("%d kevents from a pair added disabled", n);
+    change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
+    change(kq, sv[0], EVFILT_READ, EV_ENABLE, NULL);
+    if ((n = wait_events(kq, ev, 4, 1000)) != 2)
+        return fail("%d kevents after EV_ENABLE, want READ and WRITE", n);
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
+    n = wait_events(kq, ev, 4, 0);
+    if (n != 1 || ev[0].filter != EVFILT_WRITE)
+        return fail("disabling READ should leave exactly WRITE, got %d kevents", n);
+    change(kq, sv[0], EVFILT_WRITE, EV_DISABLE, NULL);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("%d kevents with both filters disabled", n);
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL); /* EV_ADD re-enables */
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].filter != EVFILT_READ)
+        return fail("EV_ADD on a disabled pair should enable it, got %d kevents", n);
+    /* epoll(7) reports hang-ups even for an empty mask; a disabled pair must
+     * not cut a wait short once the peer has gone. */
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
+    close(sv[1]);
+    double t0 = now_ms();
+    n = wait_events(kq, ev, 4, 100);
+    if (n != 0 || now_ms() - t0 < 90)
+        return fail("disabled pairs on a hung-up socket: %d kevents after %.1f ms, want 0", n,
+                    now_ms() - t0);
+    return 1;
+}
+
+static int check_delete(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch, ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
+    change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
+    if (change(kq, sv[0], EVFILT_READ, EV_DELETE, NULL) != 0)
+        return fail("EV_DELETE: %s", strerror(errno));
+    int n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].filter != EVFILT_WRITE)
+        return fail("after deleting READ want only WRITE, got %d kevents", n);
+    EV_SET(&ch, sv[0], EVFILT_READ, EV_DELETE, 0, 0, &tags[2]);
+    n = kevent(kq, &ch, 1, ev, 4, &(struct timespec){1, 0});
+    if (n != 1 || !(ev[0].flags & EV_ERROR) || ev[0].data != ENOENT)
+        return fail("EV_DELETE of a missing pair: n=%d flags=0x%x data=%ld, want EV_ERROR/ENOENT",
+                    n, n > 0 ? ev[0].flags : 0, n > 0 ? (long)ev[0].data : 0L);
+    if (ev[0].ident != (uintptr_t)sv[0] || ev[0].filter != EVFILT_READ || ev[0].udata != &tags[2])
+        return fail("the EV_ERROR event does not echo the failed change");
+    errno = 0;
+    if (kevent(kq, &ch, 1, NULL, 0, &(struct timespec){0, 0}) != -1 || errno != ENOENT)
+        return fail("with nevents 0 want -1/ENOENT, errno was %s", strerror(errno));
+    errno = 0;
+    if (change(kq, sv[0], EVFILT_READ, EV_ENABLE, NULL) != -1 || errno != ENOENT)
+        return fail("EV_ENABLE of a missing pair: want -1/ENOENT, errno was %s", strerror(errno));
+    return 1;
+}
+
+/* kqueue(2): an error stops the call from waiting, and earlier changes stay. */
+static int check_errors_and_changes_in_one_call(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[2], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_DELETE, 0, 0, NULL);
+    int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
+    if (n != 1 || !(ev[0].flags & EV_ERROR) || ev[0].filter != EVFILT_WRITE)
+        return fail("want only the WRITE EV_ERROR, got %d kevents", n);
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].filter != EVFILT_READ || (ev[0].flags & EV_ERROR))
+        return fail("the valid change before the error was not applied (%d kevents)", n);
+    return 1;
+}
+
+static int check_unsupported(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[3], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | 0x0020, 0, 0, NULL);  /* EV_CLEAR */
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ADD | 0x0010, 0, 0, NULL); /* EV_ONESHOT */
+    EV_SET(&ch[2], sv[0], -4, EV_ADD, 0, 0, NULL);                    /* EVFILT_VNODE */
+    int n = kevent(kq, ch, 3, ev, 4, &(struct timespec){1, 0});
+    if (n != 3)
+        return fail("%d error kevents for 3 unsupported changes", n);
+    for (int i = 0; i < n; i++)
+        if (!(ev[i].flags & EV_ERROR) || ev[i].data != EINVAL)
+            return fail("change %d: flags 0x%x data %ld, want EV_ERROR/EINVAL", i, ev[i].flags,
+                        (long)ev[i].data);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("a rejected change registered something (%d kevents)", n);
+    errno = 0;
+    if (kevent(kq, ch, 1, NULL, 0, &(struct timespec){0, 0}) != -1 || errno != EINVAL)
+        return fail("with nevents 0 want -1/EINVAL, errno was %s", strerror(errno));
+    return 1;
+}
+
+/* kqueue(2): EV_EOF may arrive while data is still pending. */
+static int check_eof_with_pending_data(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[2];
+    char buf[64];
+    if (kq < 0 || tcp_pair(sv) < 0 || send_bytes(sv[0], 5) < 0 || shutdown(sv[0], SHUT_WR) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 5)
+        return fail("want EV_EOF with data 5, got n=%d flags=0x%x data=%ld", n,
+                    n > 0 ? ev[0].flags : 0, n > 0 ? (long)ev[0].data : 0L);
+    if (ev[0].fflags != 0)
+        return fail("fflags %u after a clean shutdown, want 0", ev[0].fflags);
+    if (read(sv[1], buf, sizeof buf) != 5)
+        return fail("the 5 pending bytes could not be read");
+    n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 0 || read(sv[1], buf, sizeof buf) != 0)
+        return fail("after draining want EV_EOF, data 0 and read() == 0");
+    return 1;
+}
+
+/* A reset connection: EV_EOF on both filters, the error in fflags. */
+static int check_eof_error_on_reset(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    struct linger hard = {1, 0};
+    if (kq < 0 || tcp_pair(sv) < 0 ||
+        setsockopt(sv[0], SOL_SOCKET, SO_LINGER, &hard, sizeof hard) < 0)
+        return fail("setup: %s", strerror(errno));
+    close(sv[0]); /* SO_LINGER {1, 0}: close() sends a reset */
+    change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
+    change(kq, sv[1], EVFILT_WRITE, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 4, 1000);
+    const struct kevent *r = find(ev, n, sv[1], EVFILT_READ), *w = find(ev, n, sv[1], EVFILT_WRITE);
+    if (n != 2 || r == NULL || w == NULL || !(r->flags & EV_EOF) || !(w->flags & EV_EOF))
+        return fail("want EV_EOF on READ and WRITE after a reset, got %d kevents", n);
+    if (r->fflags != ECONNRESET || w->fflags != ECONNRESET)
+        return fail("fflags %u/%u, want ECONNRESET (%d)", r->fflags, w->fflags, ECONNRESET);
+    return 1;
+}
+
+static int check_write_eof_on_pipe(void)
+{
+    int p[2], kq = kqueue();
+    struct kevent ev[2];
+    if (kq < 0 || pipe(p) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, p[1], EVFILT_WRITE, EV_ADD, &tags[3]);
+    int n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || (ev[0].flags & EV_EOF) || ev[0].data != 1)
+        return fail("a writable pipe: want no EV_EOF and data 1 (no send buffer to ask)");
+    close(p[0]);
+    n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || !(ev[0].flags & EV_EOF) || ev[0].udata != &tags[3])
+        return fail("WRITE on a pipe with no reader: want EV_EOF, got n=%d", n);
+    return 1;
+}
+
+static int check_data_is_fionread(void)
+{
+    int sv[2], kq = kqueue(), avail = -1;
+    struct kevent ev[2];
+    if (kq < 0 || tcp_pair(sv) < 0 || send_bytes(sv[0], 1234) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 2, 1000);
+    ioctl(sv[1], FIONREAD, &avail);
+    if (n != 1 || ev[0].data != 1234 || ev[0].data != avail || (ev[0].flags & EV_EOF))
+        return fail("data %ld, FIONREAD %d, want 1234 and no EV_EOF",
+                    n > 0 ? (long)ev[0].data : -1L, avail);
+    /* WRITE data is a hint: the send buffer's free space, at most SO_SNDBUF. */
+    int sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    change(kq, sv[1], EVFILT_READ, EV_DELETE, NULL);
+    change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
+    n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0 ||
+        ev[0].filter != EVFILT_WRITE || ev[0].data < 2 || ev[0].data > sndbuf)
+        return fail("WRITE data %ld on an idle socket, want 2..SO_SNDBUF (%d)",
+                    n > 0 ? (long)ev[0].data : -1L, sndbuf);
+    return 1;
+}
+
+/* EOF only from the kernel's hang-up bits: a zero-length datagram leaves
+ * FIONREAD at 0 on a readable socket that is nowhere near its end. */
+static int check_no_eof_from_empty_read(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[2];
+    if (kq < 0 || socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (send(sv[1], "", 0, 0) != 0)
+        return fail("send: %s", strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || ev[0].data != 0 || (ev[0].flags & EV_EOF))
+        return fail("want one kevent, data 0, no EV_EOF; got n=%d flags=0x%x", n,
+                    n > 0 ? ev[0].flags : 0);
+    return 1;
+}
+
+/* Linux cannot tell the accept queue's length; the shim reports 1. */
+static int check_listener_data(void)
+{
+    struct sockaddr_in addr;
+    struct kevent ev[2];
+    int kq = kqueue(), lfd = tcp_listener(&addr);
+    if (kq < 0 || lfd < 0)
+        return fail("setup: %s", strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        int c = socket(AF_INET, SOCK_STREAM, 0);
+        if (c < 0 || connect(c, (struct sockaddr *)&addr, sizeof addr) < 0)
+            return fail("connect: %s", strerror(errno));
+    }
+    change(kq, lfd, EVFILT_READ, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || ev[0].data != 1 || (ev[0].flags & EV_EOF))
+        return fail("listener: want one kevent, data 1, no EV_EOF; got n=%d", n);
+    return 1;
+}
+
+static int check_timeout_zero(void)
+{
+    struct kevent ev[2];
+    int kq = kqueue();
+    double t0 = now_ms();
+    int n = wait_events(kq, ev, 2, 0);
+    double took = now_ms() - t0;
+    if (n != 0 || took > SLACK_MS)
+        return fail("timeout 0: returned %d after %.1f ms", n, took);
+    return 1;
+}
+
+static int check_timeout_waits(void)
+{
+    struct kevent ev[2];
+    int kq = kqueue();
+    double t0 = now_ms();
+    int n = wait_events(kq, ev, 2, 100);
+    double took = now_ms() - t0;
+    if (n != 0 || took < 90 || took > 100 + SLACK_MS)
+        return fail("100 ms timeout: returned %d after %.1f ms", n, took);
+    t0 = now_ms(); /* 1 ns must round up to 1 ms, not down to a busy 0 */
+    n = kevent(kq, NULL, 0, ev, 2, &(struct timespec){0, 1});
+    took = now_ms() - t0;
+    if (n != 0 || took < 0.5)
+        return fail("1 ns timeout: returned %d after %.3f ms, want a 1 ms sleep", n, took);
+    return 1;
+}
+
+static int check_nevents_limit(void)
+{
+    int a[2], b[2], kq = kqueue();
+    struct kevent ev[8];
+    if (kq < 0 || unix_pair(a) < 0 || unix_pair(b) < 0 || send_bytes(a[1], 1) < 0 ||
+        send_bytes(b[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    int fds[2] = {a[0], b[0]};
+    for (int i = 0; i < 2; i++) {
+        change(kq, fds[i], EVFILT_READ, EV_ADD, NULL);
+        change(kq, fds[i], EVFILT_WRITE, EV_ADD, NULL);
+    }
+    int want[] = {1, 3, 4}, max[] = {1, 3, 8};
+    for (int i = 0; i < 3; i++) {
+        int n = wait_events(kq, ev, max[i], 1000);
+        if (n != want[i])
+            return fail("nevents %d with 4 ready: got %d, want %d", max[i], n, want[i]);
+    }
+    return 1;
+}
+
+static int check_high_fd(void)
+{
+    struct rlimit rl;
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= HIGH_FD && rl.rlim_max > HIGH_FD) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 7) < 0 || send_bytes(sv[0], 9) < 0)
+        return fail("setup: %s", strerror(errno));
+    /* Register a low fd first: its entry must survive the table growing. */
+    change(kq, sv[1], EVFILT_READ, EV_ADD, &tags[0]);
+    int high = fcntl(sv[0], F_DUPFD, HIGH_FD);
+    if (high < HIGH_FD)
+        return fail("cannot get fd >= %d (RLIMIT_NOFILE too low?): %s", HIGH_FD, strerror(errno));
+    if (change(kq, high, EVFILT_READ, EV_ADD, &tags[1]) != 0)
+        return fail("EV_ADD of fd %d: %s", high, strerror(errno));
+    int n = wait_events(kq, ev, 4, 1000);
+    const struct kevent *h = find(ev, n, high, EVFILT_READ), *l = find(ev, n, sv[1], EVFILT_READ);
+    if (n != 2 || h == NULL || l == NULL || h->udata != &tags[1] || l->udata != &tags[0] ||
+        h->data != 7)
+        return fail("fd %d and fd %d: got %d kevents, udata or data wrong", high, sv[1], n);
+    if (change(kq, high, EVFILT_READ, EV_DELETE, NULL) != 0)
+        return fail("EV_DELETE of fd %d: %s", high, strerror(errno));
+    return 1;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+/* kevent(2) fails with EINTR when a signal arrives, and is not restarted; with
+ * a NULL timeout it must really wait for that signal. */
+static int check_eintr(void)
+{
+    struct sigaction sa;
+    struct kevent ev[2];
+    struct itimerval tick = {{0, 0}, {0, 100000}}; /* once, after 100 ms */
+    int kq = kqueue();
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    if (kq < 0 || sigaction(SIGALRM, &sa, NULL) < 0 || setitimer(ITIMER_REAL, &tick, NULL) < 0)
+        return fail("setup: %s", strerror(errno));
+    double t0 = now_ms();
+    errno = 0;
+    int n = kevent(kq, NULL, 0, ev, 2, NULL);
+    int err = errno;
+    double took = now_ms() - t0;
+    if (n != -1 || err != EINTR || took < 90)
+        return fail("want -1/EINTR after the 100 ms signal, got %d (%s) after %.1f ms", n,
+                    strerror(err), took);
+    return 1;
+}
+
+/* kqueue(2): with nevents 0 the changes are applied and kevent() returns at
+ * once, even with no timeout (the common "just apply changes" call). */
+static int check_changes_only(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch, ev;
+    if (kq < 0 || unix_pair(sv) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch, sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+    if (kevent(kq, &ch, 1, NULL, 0, NULL) != 0)
+        return fail("kevent: %s", strerror(errno));
+    if (send_bytes(sv[1], 1) < 0 || wait_events(kq, &ev, 1, 1000) != 1)
+        return fail("the change was not applied");
+    return 1;
+}
+
+/* A kqueue whose fd number is reused must start empty. */
+static int check_recycled_kqueue(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[2];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
+    close(kq);
+    int again = kqueue();
+    if (again != kq)
+        return fail("kqueue() did not reuse fd %d (got %d); cannot check", kq, again);
+    errno = 0;
+    if (change(again, sv[0], EVFILT_READ, EV_ENABLE, NULL) != -1 || errno != ENOENT)
+        return fail("the old registration survived into the new kqueue");
+    if (wait_events(again, ev, 2, 0) != 0)
+        return fail("the new kqueue reports events nobody asked for");
+    if (change(again, sv[0], EVFILT_READ, EV_ADD, NULL) != 0 ||
+        wait_events(again, ev, 2, 1000) != 1)
+        return fail("the new kqueue does not work: %s", strerror(errno));
+    return 1;
+}
+
+/* Closing without EV_DELETE is the caller's mistake, but EV_ADD on the
+ * recycled number must still work (epoll forgot the old registration). */
+static int check_add_after_close(void)
+{
+    int a[2], b[2], kq = kqueue();
+    struct kevent ev[2];
+    if (kq < 0 || unix_pair(a) < 0)
+        return fail("setup: %s", strerror(errno));
+    int old = a[0];
+    change(kq, old, EVFILT_READ, EV_ADD, NULL);
+    close(a[0]);
+    if (unix_pair(b) < 0 || (b[0] != old && b[1] != old))
+        return fail("fd %d was not reused; cannot check", old);
+    int fd = b[0] == old ? b[0] : b[1];
+    if (change(kq, fd, EVFILT_READ, EV_ADD, &tags[0]) != 0)
+        return fail("EV_ADD on the recycled fd %d: %s", fd, strerror(errno));
+    if (send_bytes(fd == b[0] ? b[1] : b[0], 1) < 0)
+        return fail("write: %s", strerror(errno));
+    int n = wait_events(kq, ev, 2, 1000);
+    if (n != 1 || ev[0].udata != &tags[0])
+        return fail("the recycled fd is not watched (%d kevents)", n);
+    return 1;
+}
+
+static int check_bad_arguments(void)
+{
+    errno = 0;
+    if (change(-1, 0, EVFILT_READ, EV_ADD, NULL) != -1 || errno != EBADF)
+        return fail("kevent on kq -1: want -1/EBADF, errno %s", strerror(errno));
+    int kq = kqueue();
+    errno = 0;
+    if (change(kq, 19999, EVFILT_READ, EV_ADD, NULL) != -1 || errno != EBADF)
+        return fail("EV_ADD of a closed fd: want -1/EBADF, errno %s", strerror(errno));
+    errno = 0; /* a huge ident must be refused, not grow the table to it */
+    if (change(kq, 2000000000, EVFILT_READ, EV_ADD, NULL) != -1 || errno != EBADF)
+        return fail("EV_ADD of fd 2000000000: want -1/EBADF, errno %s", strerror(errno));
+    struct kevent ev;
+    errno = 0;
+    if (kevent(kq, NULL, 0, &ev, 1, &(struct timespec){0, 1000000000L}) != -1 || errno != EINVAL)
+        return fail("tv_nsec of 1e9: want -1/EINVAL, errno %s", strerror(errno));
+    /* A change that fails leaves nothing behind: here epoll refuses a closed
+     * fd whose number the shim's table already covers. */
+    int sv[2];
+    if (unix_pair(sv) < 0 || change(kq, sv[0], EVFILT_READ, EV_ADD, NULL) != 0)
+        return fail("setup: %s", strerror(errno));
+    close(sv[1]);
+    errno = 0;
+    if (change(kq, sv[1], EVFILT_WRITE, EV_ADD, NULL) != -1 || errno != EBADF)
+        return fail("EV_ADD of closed fd %d: want -1/EBADF, errno %s", sv[1], strerror(errno));
+    errno = 0;
+    if (change(kq, sv[1], EVFILT_WRITE, EV_ENABLE, NULL) != -1 || errno != ENOENT)
+        return fail("the failed EV_ADD left a registration behind (errno %s)", strerror(errno));
+    return 1;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/* Wait for the child, killing it after CHECK_LIMIT_MS; its wait status, or -1. */
+static int reap(pid_t pid)
+{
+    int status;
+    for (int waited = 0; waited < CHECK_LIMIT_MS; waited += 10) {
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done != 0)
+            return done == pid ? status : -1;
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* Run one check in a child; the child sends its reason for failing up a pipe. */
+static int run(const char *name, int (*check)(void))
+{
+    int up[2] = {-1, -1};
+    pid_t pid = pipe(up) == 0 ? fork() : -1;
+    if (pid == 0) {
+        close(up[0]);
+        int ok = check();
+        if (!ok && write(up[1], why, strlen(why)) < 0)
+            ok = 0;
+        exit(ok ? 0 : 1); /* exit(), not _exit(): LeakSanitizer checks the child */
+    }
+    int status = pid > 0 ? reap(pid) : -1;
+    close(up[1]);
+    ssize_t len = read(up[0], why, sizeof why - 1);
+    close(up[0]);
+    why[len > 0 ? len : 0] = '\0';
+    if (status == 0) {
+        printf("PASS %s\n", name);
+        return 1;
+    }
+    if (pid < 0)
+        printf("FAIL %s: pipe or fork: %s\n", name, strerror(errno));
+    else if (status == -1)
+        printf("FAIL %s: still running after %d ms, killed\n", name, CHECK_LIMIT_MS);
+    else if (WIFSIGNALED(status))
+        printf("FAIL %s: killed by signal %d\n", name, WTERMSIG(status));
+    else if (WEXITSTATUS(status) == 1 && why[0] != '\0')
+        printf("FAIL %s: %s\n", name, why);
+    else
+        printf("FAIL %s: exit status %d (a sanitizer report above?)\n", name, WEXITSTATUS(status));
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*check)(void);
+} checks[] = {
+    {"read and write are two kevents with their own udata", check_read_write_split},
+    {"EV_ADD twice is idempotent and updates udata", check_add_idempotent},
+    {"EV_DISABLE stops reports, EV_ENABLE and EV_ADD restore them", check_disable_enable},
+    {"EV_DELETE removes; a missing pair is ENOENT", check_delete},
+    {"an error stops the wait, earlier changes stay", check_errors_and_changes_in_one_call},
+    {"unsupported flags and filters are EINVAL", check_unsupported},
+    {"EV_EOF while data is pending after SHUT_WR", check_eof_with_pending_data},
+    {"EV_EOF and SO_ERROR in fflags after a reset", check_eof_error_on_reset},
+    {"EV_EOF on WRITE to a pipe without reader", check_write_eof_on_pipe},
+    {"READ data is FIONREAD, WRITE data the free space", check_data_is_fionread},
+    {"no EV_EOF from FIONREAD 0 alone", check_no_eof_from_empty_read},
+    {"READ data on a listener is 1", check_listener_data},
+    {"timeout 0 returns at once", check_timeout_zero},
+    {"nevents 0 applies changes and does not wait", check_changes_only},
+    {"a timeout waits, 1 ns rounds up", check_timeout_waits},
+    {"nevents caps the kevents returned", check_nevents_limit},
+    {"fd above 10000 works and the table grows", check_high_fd},
+    {"a signal interrupts a NULL-timeout wait with EINTR", check_eintr},
+    {"a recycled kqueue fd starts clean", check_recycled_kqueue},
+    {"EV_ADD works on an fd number closed without EV_DELETE", check_add_after_close},
+    {"bad kqueue, closed or huge fd, bad timeout", check_bad_arguments},
+};
+
+int main(void)
+{
+    int passed = 0, failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* nothing left buffered to fork */
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (run(checks[i].name, checks[i].check))
+            passed++;
+        else
+            failed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,324 @@
+/*
+ * sys/event.h - a small TEACHING SHIM, not a kqueue implementation.
+ *
+ * Linux has no kqueue. This header maps the subset of kqueue(2) that
+ * 06-kqueue/main.c uses onto epoll(7), so that the same main.c builds and
+ * passes the same tests on Linux. It is put on the include path only where
+ * the system has no <sys/event.h>; on macOS and the BSDs the real one is used.
+ * On Linux the measured O(ready) behaviour of 06-kqueue is therefore epoll's.
+ *
+ * Supported: EVFILT_READ and EVFILT_WRITE on descriptors, with EV_ADD,
+ * EV_DELETE, EV_ENABLE and EV_DISABLE, level-triggered only. Any other flag
+ * (EV_CLEAR, EV_ONESHOT, ...) or filter is rejected with EINVAL, reported
+ * like any other changelist error.
+ *
+ * One real difference callers must respect: native kqueue forgets an fd's
+ * registrations when the fd is closed, but this shim cannot see close().
+ * EV_DELETE both filters before close() (06-kqueue/main.c does). Likewise a
+ * closed kqueue's table stays allocated until kqueue() returns its number again.
+ *
+ * Header-only: every function is static inline, so the ones a program does not
+ * call cost nothing and do not trip -Werror. Each .c file that includes it has
+ * its own copy of the state, so use a kqueue from the file that created it.
+ */
+#ifndef LADDER_KQUEUE_SHIM_H
+#define LADDER_KQUEUE_SHIM_H
+
+#ifndef __linux__
+#error "this kqueue shim is for Linux only; use the system's <sys/event.h>"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sockios.h> /* SIOCOUTQ */
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+/* Same fields in the same order as macOS and FreeBSD (before FreeBSD 12's ext[]). */
+struct kevent {
+    uintptr_t ident; /* the file descriptor */
+    int16_t filter;  /* EVFILT_READ or EVFILT_WRITE */
+    uint16_t flags;  /* EV_* action flags in, EV_EOF / EV_ERROR out */
+    uint32_t fflags; /* out: the socket error (SO_ERROR) with EV_EOF */
+    intptr_t data;   /* out: a size hint, or the errno with EV_ERROR */
+    void *udata;     /* opaque, handed back unchanged */
+};
+
+/* Fill one kevent; evaluates kevp once, like the BSD macro. */
+#define EV_SET(kevp, a, b, c, d, e, f)                                                             \
+    (*(kevp) = (struct kevent){(uintptr_t)(a), (int16_t)(b), (uint16_t)(c), (uint32_t)(d),         \
+                               (intptr_t)(e), (f)})
+
+#define EVFILT_READ  (-1)
+#define EVFILT_WRITE (-2)
+
+#define EV_ADD     0x0001 /* add, or modify if the (ident, filter) pair exists */
+#define EV_DELETE  0x0002 /* remove the pair */
+#define EV_ENABLE  0x0004 /* report events again */
+#define EV_DISABLE 0x0008 /* keep the pair but stop reporting it */
+#define EV_ERROR   0x4000 /* out: this change failed, errno in data */
+#define EV_EOF     0x8000 /* out: the peer shut down, or the socket failed */
+
+/* kqueue identifies a registration by (ident, filter); keep two of them per fd. */
+#define KQ_SHIM_READ  1u
+#define KQ_SHIM_WRITE 2u
+#define KQ_SHIM_BATCH 1024 /* epoll events fetched per kevent() call, at most */
+
+struct kq_shim_fd {
+    void *udata[2];   /* [0] for EVFILT_READ, [1] for EVFILT_WRITE */
+    unsigned added;   /* KQ_SHIM_* bits: pairs that exist */
+    unsigned enabled; /* KQ_SHIM_* bits: pairs that exist and report */
+};
+
+struct kq_shim {
+    struct kq_shim_fd *fds; /* indexed by fd, grown on demand (C10K reaches fd 10 000+) */
+    int nfds;
+};
+
+/* All kqueues of this program, indexed by their epoll fd. A static pointer
+ * keeps them reachable, so leak checkers see nothing lost at exit. */
+struct kq_shim_registry {
+    struct kq_shim **kqs;
+    int n;
+};
+
+static inline struct kq_shim_registry *kq_shim_registry(void)
+{
+    static struct kq_shim_registry registry;
+    return &registry;
+}
+
+/* Return `array` (of *n elements of `size` bytes) grown to hold index `want`,
+ * new slots zeroed; NULL if out of memory, leaving the old array as it was. */
+static inline void *kq_shim_grow(void *array, int *n, int want, size_t size)
+{
+    int grown = *n > 0 ? *n : 64;
+    while (grown <= want) {
+        if (grown > INT_MAX / 2)
+            return NULL;
+        grown *= 2;
+    }
+    if (grown == *n)
+        return array;
+    char *p = realloc(array, (size_t)grown * size);
+    if (p != NULL) {
+        memset(p + (size_t)*n * size, 0, (size_t)(grown - *n) * size);
+        *n = grown;
+    }
+    return p;
+}
+
+static inline int kqueue(void)
+{
+    /* kqueue(2): the queue is not inherited across fork(); epoll's is, so at
+     * least keep it out of exec'd programs. */
+    int kq = epoll_create1(EPOLL_CLOEXEC);
+    if (kq < 0)
+        return -1;
+    struct kq_shim_registry *r = kq_shim_registry();
+    struct kq_shim **kqs = kq_shim_grow(r->kqs, &r->n, kq, sizeof *kqs);
+    struct kq_shim *st = kqs != NULL ? calloc(1, sizeof *st) : NULL;
+    if (kqs != NULL)
+        r->kqs = kqs;
+    if (st == NULL) {
+        close(kq);
+        errno = ENOMEM;
+        return -1;
+    }
+    /* A recycled fd number must not inherit a closed kqueue's registrations. */
+    if (r->kqs[kq] != NULL) {
+        free(r->kqs[kq]->fds);
+        free(r->kqs[kq]);
+    }
+    r->kqs[kq] = st;
+    return kq;
+}
+
+/* Make epoll's one registration per fd match the merged interest. An fd is in
+ * epoll only while some filter is enabled: epoll(7) reports EPOLLHUP and
+ * EPOLLERR even for an empty mask, which would wake a disabled pair. */
+static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now)
+{
+    struct epoll_event ev = {.data.fd = fd};
+    ev.events = ((now & KQ_SHIM_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
+                ((now & KQ_SHIM_WRITE) ? EPOLLOUT : 0u);
+    if (now == 0) {
+        if (was == 0 || epoll_ctl(kq, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT)
+            return 0; /* ENOENT: closed, number reused, and epoll forgot it */
+        return errno;
+    }
+    int op = was != 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(kq, op, fd, &ev) == 0)
+        return 0;
+    /* EEXIST / ENOENT: epoll's view differs from ours (an fd was closed
+     * without EV_DELETE, and epoll(7) dropped it); the other operation fixes it. */
+    if (errno != (op == EPOLL_CTL_ADD ? EEXIST : ENOENT))
+        return errno;
+    op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    return epoll_ctl(kq, op, fd, &ev) == 0 ? 0 : errno;
+}
+
+/* Apply one change; 0 or an errno for EV_ERROR. Follows kqueue(2): EV_ADD of an
+ * existing pair modifies it and enables it unless EV_DISABLE is also given
+ * (EV_ENABLE wins over EV_DISABLE, as in FreeBSD); anything else on a missing
+ * pair, EV_DELETE included, is ENOENT. */
+static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent *ch)
+{
+    unsigned bit = ch->filter == EVFILT_READ ? KQ_SHIM_READ : 0u;
+    if (ch->filter == EVFILT_WRITE)
+        bit = KQ_SHIM_WRITE;
+    if (bit == 0 || (ch->flags & ~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE)) != 0)
+        return EINVAL;
+    if (ch->ident > INT_MAX)
+        return EBADF;
+    int fd = (int)ch->ident;
+    int exists = fd < st->nfds && (st->fds[fd].added & bit);
+    if (!exists && (ch->flags & (EV_ADD | EV_DELETE)) != EV_ADD)
+        return ENOENT;
+    /* Grow only for an open fd (EBADF, as kqueue(2) says), so a stray ident
+     * cannot make the table huge. */
+    if (fd >= st->nfds && fcntl(fd, F_GETFD) < 0)
+        return EBADF;
+    struct kq_shim_fd *fds = kq_shim_grow(st->fds, &st->nfds, fd, sizeof *fds);
+    if (fds == NULL)
+        return ENOMEM;
+    st->fds = fds;
+
+    struct kq_shim_fd *f = &st->fds[fd];
+    struct kq_shim_fd saved = *f;
+    if (ch->flags & EV_DELETE) {
+        f->added &= ~bit;
+        f->enabled &= ~bit;
+    } else {
+        if (ch->flags & EV_ADD) {
+            f->added |= bit;
+            f->udata[bit - 1] = ch->udata;
+        }
+        if ((ch->flags & EV_ENABLE) || (ch->flags & (EV_ADD | EV_DISABLE)) == EV_ADD)
+            f->enabled |= bit;
+        else if (ch->flags & EV_DISABLE)
+            f->enabled &= ~bit;
+    }
+    /* Skip the syscall when epoll already matches; EV_ADD always tells it,
+     * which also repairs an fd closed without EV_DELETE and reused. */
+    if (f->enabled == saved.enabled && !(ch->flags & EV_ADD))
+        return 0;
+    int err = kq_shim_sync(kq, fd, saved.enabled, f->enabled);
+    if (err != 0)
+        *f = saved; /* a failed change leaves nothing behind */
+    return err;
+}
+
+/* Fill one kevent from an epoll event. `data` is a hint, as in kqueue(2):
+ * READ gives the bytes readable (FIONREAD), which tcp(7) refuses with EINVAL
+ * on a listening socket: Linux cannot tell the accept queue's length, so 1.
+ * WRITE gives SO_SNDBUF minus the bytes queued (SIOCOUTQ), else 1; rough,
+ * since socket(7) says SO_SNDBUF reads back doubled for kernel bookkeeping. */
+static inline void kq_shim_fill(struct kevent *out, int fd, unsigned bit, void *udata, uint32_t ev,
+                                int so_error)
+{
+    int n = 0, sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    EV_SET(out, fd, bit == KQ_SHIM_READ ? EVFILT_READ : EVFILT_WRITE, 0, 0, 1, udata);
+    if (bit == KQ_SHIM_READ && ioctl(fd, FIONREAD, &n) == 0)
+        out->data = n;
+    if (bit == KQ_SHIM_WRITE && getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) == 0 &&
+        ioctl(fd, SIOCOUTQ, &n) == 0 && sndbuf > n)
+        out->data = sndbuf - n;
+    /* EOF comes only from the kernel's hang-up bits, never from FIONREAD == 0:
+     * EPOLLRDHUP is the peer's FIN, EPOLLHUP both directions shut, EPOLLERR a
+     * socket error. kqueue(2) warns EOF may come while data is still pending. */
+    if ((ev & (EPOLLHUP | EPOLLERR)) || (bit == KQ_SHIM_READ && (ev & EPOLLRDHUP))) {
+        out->flags |= EV_EOF;
+        out->fflags = (uint32_t)so_error;
+    }
+}
+
+/* Split one epoll event into up to two kevents, one per enabled filter. */
+static inline int kq_shim_split(struct kq_shim *st, const struct epoll_event *ev,
+                                struct kevent *out, int room)
+{
+    int fd = ev->data.fd, n = 0, so_error = 0;
+    struct kq_shim_fd *f = &st->fds[fd]; /* in the table: only EV_ADD puts fds in epoll */
+    if (ev->events & EPOLLERR) {
+        /* Reading SO_ERROR clears it, so a later read() sees EOF, not the error. */
+        socklen_t len = sizeof so_error;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0)
+            so_error = 0;
+    }
+    uint32_t any = EPOLLHUP | EPOLLERR;
+    if ((f->enabled & KQ_SHIM_READ) && (ev->events & (EPOLLIN | EPOLLRDHUP | any)) && n < room)
+        kq_shim_fill(&out[n++], fd, KQ_SHIM_READ, f->udata[0], ev->events, so_error);
+    if ((f->enabled & KQ_SHIM_WRITE) && (ev->events & (EPOLLOUT | any)) && n < room)
+        kq_shim_fill(&out[n++], fd, KQ_SHIM_WRITE, f->udata[1], ev->events, so_error);
+    return n;
+}
+
+/* kqueue takes a timespec (NULL: forever), epoll whole milliseconds. Round up,
+ * so that a 1 ns timeout sleeps 1 ms rather than becoming a busy 0. */
+static inline int kq_shim_timeout_ms(const struct timespec *ts)
+{
+    if (ts == NULL)
+        return -1;
+    if (ts->tv_sec >= INT_MAX / 1000)
+        return INT_MAX;
+    return (int)((long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+}
+
+static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
+                         struct kevent *eventlist, int nevents, const struct timespec *timeout)
+{
+    struct kq_shim_registry *r = kq_shim_registry();
+    struct kq_shim *st = kq >= 0 && kq < r->n ? r->kqs[kq] : NULL;
+    if (st == NULL) {
+        errno = EBADF;
+        return -1;
+    }
+    if (nchanges < 0 || nevents < 0 ||
+        (timeout &&
+         (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L))) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* kqueue(2): changes apply before the wait. A failed change becomes an
+     * EV_ERROR event while the eventlist has room, otherwise kevent() fails
+     * with its errno; once any error is reported, kevent() does not wait. */
+    int nerr = 0;
+    for (int i = 0; i < nchanges; i++) {
+        int err = kq_shim_apply(kq, st, &changelist[i]);
+        if (err == 0)
+            continue;
+        if (nerr == nevents) {
+            errno = err;
+            return -1;
+        }
+        eventlist[nerr] = changelist[i];
+        eventlist[nerr].flags = EV_ERROR;
+        eventlist[nerr++].data = err;
+    }
+    if (nerr > 0 || nevents == 0)
+        return nerr;
+
+    /* Level-triggered only, and that is what makes it safe to drop a kevent
+     * that does not fit in the eventlist: epoll(7) reports a level-triggered
+     * fd again on every call while it stays ready, and the kernel queues a
+     * reported fd behind the others, so the one dropped is not starved. */
+    struct epoll_event ready[KQ_SHIM_BATCH];
+    int n = epoll_wait(kq, ready, nevents < KQ_SHIM_BATCH ? nevents : KQ_SHIM_BATCH,
+                       kq_shim_timeout_ms(timeout));
+    if (n < 0)
+        return -1; /* EINTR included: kevent(2) is not restarted either */
+    int out = 0;
+    for (int i = 0; i < n && out < nevents; i++)
+        out += kq_shim_split(st, &ready[i], eventlist + out, nevents - out);
+    return out;
+}
+
+#endif /* LADDER_KQUEUE_SHIM_H */
