@@ -101,11 +101,6 @@ static void watch_listener(bool on)
 
 /* ---- one connection ---------------------------------------------------- */
 
-static bool is_transient(int err)
-{
-    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
-}
-
 /* Echo data; keep whatever the peer's socket buffer could not take. */
 static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
