@@ -176,24 +176,6 @@ static void on_ready(conn_t *c)
 
 /* ---- new connections --------------------------------------------------- */
 
-static conn_t *new_conn(int fd)
-{
-    if (fd >= FD_SETSIZE) {
-        /* FD_SET(fd) would write past the end of the fd_set. */
-        warn("fd %d: at or above FD_SETSIZE (%d), select cannot watch it: connection refused",
-             fd, FD_SETSIZE);
-        return NULL;
-    }
-    conn_t *c = malloc(sizeof *c);
-    if (!c || set_nonblocking(fd) < 0) {
-        warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
-        free(c);
-        return NULL;
-    }
-    *c = (conn_t){.fd = fd};
-    return c;
-}
-
 /* The listener is readable: take every queued connection, until EAGAIN. */
 static void accept_clients(void)
 {
@@ -203,8 +185,8 @@ static void accept_clients(void)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
-                /* The client stays queued; the listener would stay readable
-                 * and we would spin. Stop listening until someone leaves. */
+                /* The client stays queued and the listener readable: we
+                 * would spin. Stop watching it until a client leaves. */
                 warn("accept: %s: pausing until a client leaves", strerror(errno));
                 watch_listener(false);
             } else if (!is_transient(errno)) {
@@ -212,11 +194,21 @@ static void accept_clients(void)
             }
             return;
         }
-        conn_t *c = new_conn(fd);
-        if (!c) {
+        if (fd >= FD_SETSIZE) {
+            /* FD_SET(fd) would write past the end of the fd_set. */
+            warn("fd %d: at or above FD_SETSIZE (%d), select cannot watch it: connection refused",
+                 fd, FD_SETSIZE);
             close(fd);
             continue;
         }
+        conn_t *c = malloc(sizeof *c);
+        if (!c || set_nonblocking(fd) < 0) {
+            warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+            free(c);
+            close(fd);
+            continue;
+        }
+        *c = (conn_t){.fd = fd};
         conns[fd] = c;
         start_watching(c);
         if (verbose)

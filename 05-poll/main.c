@@ -183,18 +183,6 @@ static void on_ready(conn_t *c)
 
 /* ---- new connections --------------------------------------------------- */
 
-static conn_t *new_conn(int fd)
-{
-    conn_t *c = malloc(sizeof *c);
-    if (!c || set_nonblocking(fd) < 0) {
-        warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
-        free(c);
-        return NULL;
-    }
-    *c = (conn_t){.fd = fd};
-    return c;
-}
-
 /* The listener is readable: take every queued connection, until EAGAIN. */
 static void accept_clients(void)
 {
@@ -204,8 +192,8 @@ static void accept_clients(void)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
-                /* The client stays queued; the listener would stay readable
-                 * and we would spin. Stop listening until someone leaves. */
+                /* The client stays queued and the listener readable: we
+                 * would spin. Stop watching it until a client leaves. */
                 warn("accept: %s: pausing until a client leaves", strerror(errno));
                 watch_listener(false);
             } else if (!is_transient(errno)) {
@@ -213,11 +201,14 @@ static void accept_clients(void)
             }
             return;
         }
-        conn_t *c = new_conn(fd);
-        if (!c) {
+        conn_t *c = malloc(sizeof *c);
+        if (!c || set_nonblocking(fd) < 0) {
+            warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+            free(c);
             close(fd);
             continue;
         }
+        *c = (conn_t){.fd = fd};
         conns[fd] = c;
         start_watching(c);
         if (verbose)

@@ -1,0 +1,571 @@
+/*
+ * loadgen - the load client that reproduces the I/O ladder's measurements.
+ *
+ *   loadgen stall [-p PORT] [--hold SECONDS]
+ *       Client A connects and sends nothing for --hold seconds; client B
+ *       connects right after it and sends one line. How long does B wait
+ *       for its echo, and how close to A's leaving does it come? A blocking
+ *       server answers B only once A has gone.
+ *   loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]
+ *       Open N connections, keep them all open, and let every one of them
+ *       ping-pong --size-byte messages for --duration seconds.
+ *   loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S]
+ *       One active connection's round trip beside each number of idle
+ *       ones: it grows with the idle count under select and poll (O(n) per
+ *       wakeup) and stays flat under kqueue and epoll (O(ready)).
+ *   loadgen hold  [-p PORT] -n CONNECTIONS [--duration S]
+ *       Open N connections, one echo each, then all sit idle: what does an
+ *       idle connection cost the server in memory and CPU?
+ *
+ * Every echoed byte is checked against what was sent. The exit status is 0
+ * when the run measured what it was asked to, 1 when it could not (refused,
+ * reset, timed out, bytes differed; one line on stderr says why), 2 for a
+ * bad command line.
+ *
+ * The client is one thread with non-blocking sockets and its own event loop
+ * (loop.h), so it reads while it writes and cannot deadlock against a
+ * correct server (PITFALLS 16). It reports its own CPU time, so a reader can
+ * see that it was not the bottleneck.
+ */
+#define _GNU_SOURCE /* sched_setaffinity, and POSIX under strict -std=c11 */
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "options.h"
+#include "pool.h"
+#include "proc.h"
+#include "report.h"
+#include "stats.h"
+
+/* Descriptors beyond the connections: stdio, the event loop, /proc files. */
+#define FD_MARGIN 32
+
+/* The line client B sends in stall mode: text, so `-v` server logs stay readable. */
+static const char STALL_PROBE[] = "loadgen stall probe\n";
+
+/* Longest single wait in stall mode; see run_stall. */
+#define STALL_STEP_NS (50 * NS_PER_MS)
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/*
+ * Every connection is a descriptor and the soft limit is often 1024. Raise
+ * it to the hard limit (no privilege needed), and if even that is too small
+ * say what is needed now rather than fail half way through (PITFALLS 23).
+ */
+static bool raise_fd_limit(long connections)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)connections + FD_MARGIN;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return true; /* nothing to go on; let socket() report EMFILE */
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit raised = {rl.rlim_max, rl.rlim_max};
+        /* macOS refuses RLIM_INFINITY as a soft limit; then ask for what is needed. */
+        if (setrlimit(RLIMIT_NOFILE, &raised) < 0 && need < rl.rlim_max)
+            raised.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            rl.rlim_cur = raised.rlim_cur;
+    }
+    if (rl.rlim_cur >= need)
+        return true;
+    fprintf(stderr,
+            "loadgen: %ld connections need about %llu open files, but the limit is %llu; "
+            "raise it first (`ulimit -n %llu`, or as root `prlimit --nofile=%llu --pid $$`)\n",
+            connections, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+            (unsigned long long)need, (unsigned long long)need);
+    return false;
+}
+
+/* The most connections a mode holds open at once. */
+static long connections_needed(const options_t *o)
+{
+    long most = 2; /* stall */
+    if (o->mode & (MODE_C10K | MODE_HOLD))
+        most = o->connections;
+    for (int i = 0; o->mode == MODE_SCAN && i < o->idle_count; i++)
+        if (o->idle[i] + 1 > most)
+            most = o->idle[i] + 1;
+    return most;
+}
+
+/*
+ * --cpu: with the server pinned to the same CPU (taskset -c 0 server) a round
+ * trip is two context switches on one warm core, the steadiest figure a
+ * shared machine gives.
+ */
+static void pin_to_cpu(int cpu)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0)
+        return;
+    usage_error("--cpu %d: cannot run there (%s)", cpu, strerror(errno));
+#else
+    (void)cpu;
+    usage_error("--cpu is supported on Linux only");
+#endif
+}
+
+static double ms_between(uint64_t from_ns, uint64_t to_ns)
+{
+    return ((double)to_ns - (double)from_ns) / (double)NS_PER_MS;
+}
+
+/* A loop_wait timeout that ends at `until`, rounded up so it never spins. */
+static int ms_until(uint64_t until)
+{
+    uint64_t now = now_ns();
+    return until > now ? (int)((until - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
+}
+
+/* ---- stall ------------------------------------------------------------- */
+
+/* Connect one socket and wait for the handshake to finish. The fd, or -1. */
+static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    loop_event_t ev;
+    int fd = target_connect(t);
+    if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0)
+        err = errno;
+    else if (loop_wait(loop, &ev, 1, ms_until(deadline)) <= 0)
+        err = ETIMEDOUT;
+    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        err = errno;
+    if (fd >= 0)
+        loop_remove(loop, fd);
+    if (err == 0)
+        return fd;
+    fprintf(stderr, "loadgen: %s could not connect to %s: %s\n", who, t->name, strerror(err));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/*
+ * Read B's echo as it arrives and compare it with the probe. Returns 1 when
+ * the whole line is back, 0 while more is due, -1 on failure.
+ */
+static int read_probe_echo(int fd, size_t *got)
+{
+    char buf[sizeof STALL_PROBE];
+    size_t want = sizeof STALL_PROBE - 1 - *got;
+    ssize_t n = read(fd, buf, want);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        fprintf(stderr, "loadgen: client B: %s before its echo was complete\n",
+                n == 0 ? "closed by the server" : strerror(errno));
+        return -1;
+    }
+    if (memcmp(buf, STALL_PROBE + *got, (size_t)n) != 0) {
+        fprintf(stderr, "loadgen: client B: the echo differs from the line sent\n");
+        return -1;
+    }
+    *got += (size_t)n;
+    return *got == sizeof STALL_PROBE - 1;
+}
+
+/* The moments a stall run is made of, from now_ns(). */
+typedef struct {
+    uint64_t a_connected; /* A's handshake done: its hold starts */
+    uint64_t b_connect;   /* B's connect() called */
+    uint64_t b_sent;      /* B's line written */
+    uint64_t b_echoed;    /* B's whole echo back and checked */
+    uint64_t a_closed;    /* A closed */
+} stall_times_t;
+
+static void print_stall(const options_t *o, const stall_times_t *t)
+{
+    report_t r = {0};
+    report_str(&r, "mode", "stall");
+    report_num(&r, "hold_s", o->hold_s, 3);
+    report_num(&r, "wait_ms", ms_between(t->b_sent, t->b_echoed), 3);
+    report_num(&r, "after_close_ms", ms_between(t->a_closed, t->b_echoed), 3);
+    report_bool(&r, "stalled", t->b_echoed >= t->a_closed);
+    report_num(&r, "held_ms", ms_between(t->a_connected, t->a_closed), 3);
+    report_num(&r, "connect_ms", ms_between(t->b_connect, t->b_sent), 3);
+    report_print(&r, o->json);
+}
+
+/*
+ * A connects and holds still; B connects right after and sends one line.
+ * connect() succeeds from the listen backlog even on a blocking server, so
+ * the stall shows as time to the first echo, not time to connect.
+ */
+static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
+{
+    int status = 1, a = -1, b = -1;
+    stall_times_t at = {0};
+    loop_t *loop = loop_create(64);
+    if (!loop || (a = connect_and_wait(t, loop, deadline, "client A")) < 0)
+        goto out;
+    at.a_connected = now_ns();
+    uint64_t a_close_at = at.a_connected + (uint64_t)(o->hold_s * NS_PER_S);
+    at.b_connect = now_ns();
+    if ((b = connect_and_wait(t, loop, deadline, "client B")) < 0)
+        goto out;
+    at.b_sent = now_ns();
+    if (write(b, STALL_PROBE, sizeof STALL_PROBE - 1) != sizeof STALL_PROBE - 1 ||
+        loop_add(loop, b, LOOP_READ, NULL) < 0) {
+        fprintf(stderr, "loadgen: client B could not send its line: %s\n", strerror(errno));
+        goto out;
+    }
+
+    /*
+     * Two things to wait for, in either order: B's echo, and A's time to
+     * leave. The kernel lets a poll-family timeout run late by 0.1 % of its
+     * length (timer slack: 1.5 ms on a 1.5 s wait), so wait in short steps
+     * to close A within a millisecond of --hold.
+     */
+    size_t got = 0;
+    while (at.b_echoed == 0 || at.a_closed == 0) {
+        if (at.a_closed == 0 && now_ns() >= a_close_at) {
+            close(a); /* a blocking server can turn to B at last */
+            a = -1;
+            at.a_closed = now_ns();
+            continue;
+        }
+        if (at.b_echoed == 0 && now_ns() >= deadline) {
+            fprintf(stderr, "loadgen: client B got no echo within --timeout %g s\n", o->timeout_s);
+            goto out;
+        }
+        loop_event_t ev;
+        uint64_t until = at.a_closed == 0 ? a_close_at : deadline;
+        if (until > now_ns() + STALL_STEP_NS)
+            until = now_ns() + STALL_STEP_NS;
+        int ready = loop_wait(loop, &ev, 1, ms_until(until));
+        if (ready > 0 && at.b_echoed == 0) {
+            int done = read_probe_echo(b, &got);
+            if (done < 0)
+                goto out;
+            if (done) {
+                at.b_echoed = now_ns();
+                loop_remove(loop, b); /* nothing more to hear from B */
+            }
+        }
+    }
+    print_stall(o, &at);
+    status = 0;
+out:
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    loop_destroy(loop);
+    return status;
+}
+
+/* ---- shared by c10k, scan and hold ------------------------------------- */
+
+/*
+ * The one line on stderr that says why a run did not measure what it was
+ * asked to. Returns the exit status.
+ */
+static int verdict(const pool_t *p, const options_t *o, size_t requested)
+{
+    const pool_counts_t *n = &p->n;
+    size_t failed = requested - n->served;
+    bool only_refused = failed == n->refused;
+    if (p->timed_out)
+        fprintf(stderr, "loadgen: timed out after --timeout %g s\n", o->timeout_s);
+    if (n->corrupt > 0)
+        fprintf(stderr, "loadgen: %zu connection(s) got back bytes that differ from what they "
+                        "sent; first problem: %s\n", n->corrupt, p->first_error);
+    else if (n->lost > 0)
+        fprintf(stderr, "loadgen: %zu connection(s) broke after their first echo; first "
+                        "problem: %s\n", n->lost, p->first_error);
+    else if (failed > 0 && !(o->allow_refused && only_refused))
+        fprintf(stderr, "loadgen: %zu of %zu connections were not served (%zu failed to connect, "
+                        "%zu refused, %zu unanswered, %zu never tried); first problem: %s\n",
+                failed, requested, n->connect_failed, n->refused, n->unanswered, n->untried,
+                p->first_error);
+    else if (!p->timed_out)
+        return 0;
+    return 1;
+}
+
+/* How many connections were asked for, and what became of them. */
+static void report_counts(report_t *r, const pool_t *p, size_t requested)
+{
+    report_int(r, "requested", (long long)requested);
+    report_int(r, "established", (long long)p->n.established);
+    report_int(r, "served", (long long)p->n.served);
+    report_int(r, "failed", (long long)(requested - p->n.served));
+    report_int(r, "refused", (long long)p->n.refused);
+    report_int(r, "connect_failed", (long long)p->n.connect_failed);
+    report_int(r, "unanswered", (long long)p->n.unanswered);
+    report_int(r, "lost", (long long)p->n.lost);
+    report_int(r, "corrupt", (long long)p->n.corrupt);
+}
+
+static void report_memory(report_t *r, long pid)
+{
+    proc_memory_t m;
+    if (pid == 0 || proc_tree_memory(pid, &m) < 0)
+        return;
+    report_int(r, "server_rss_kb", m.rss_kb);
+    report_num(r, "server_pss_kb", m.pss_kb < 0 ? NAN : (double)m.pss_kb, 0);
+    report_int(r, "server_procs", m.procs);
+    report_int(r, "server_threads", m.threads);
+}
+
+/* Round-trip figures of the last ping-pong window. */
+static void report_rtt(report_t *r, pool_t *p)
+{
+    summary_t s = samples_summarize(&p->rtt_ns);
+    report_num(r, "rtt_p50_us", s.p50 / NS_PER_US, 1);
+    report_num(r, "rtt_p99_us", s.p99 / NS_PER_US, 1);
+    report_num(r, "rtt_max_us", s.max / NS_PER_US, 1);
+}
+
+/* CPU time of the server's process tree, or NAN without --server-pid. */
+static double server_cpu_ms(const options_t *o)
+{
+    double ms = o->server_pid ? proc_tree_cpu_ms(o->server_pid) : -1;
+    return ms < 0 ? NAN : ms;
+}
+
+/*
+ * CPU time both sides spent over one measured window. The client reads its
+ * own clock inside the server readings, so walking /proc (a tenth of a
+ * second at 10 000 fork children) is not charged to the client.
+ */
+typedef struct {
+    uint64_t wall_start;
+    double client_start, server_start;
+    double wall_ms, client_ms, server_ms; /* results; server_ms is NAN without --server-pid */
+} cpu_window_t;
+
+static void cpu_window_start(cpu_window_t *w, const options_t *o)
+{
+    w->server_start = server_cpu_ms(o);
+    w->client_start = self_cpu_ms();
+    w->wall_start = now_ns();
+}
+
+static void cpu_window_end(cpu_window_t *w, const options_t *o)
+{
+    w->wall_ms = ms_between(w->wall_start, now_ns());
+    w->client_ms = self_cpu_ms() - w->client_start;
+    w->server_ms = server_cpu_ms(o) - w->server_start;
+}
+
+/* ---- c10k -------------------------------------------------------------- */
+
+static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
+{
+    size_t n = (size_t)o->connections;
+    pool_t p;
+    if (pool_init(&p, t, n, (size_t)o->size) < 0) {
+        fprintf(stderr, "loadgen: out of memory for %zu connections\n", n);
+        return 1;
+    }
+    report_t r = {0};
+    report_str(&r, "mode", "c10k");
+
+    /* All connections open and each echoed once... */
+    uint64_t t0 = now_ns();
+    pool_grow(&p, n, deadline);
+    double setup_ms = ms_between(t0, now_ns());
+    summary_t c = samples_summarize(&p.connect_ns);
+    report_counts(&r, &p, n);
+    report_num(&r, "connect_ms_total", setup_ms, 1);
+    report_num(&r, "connect_ms_p50", c.p50 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_p99", c.p99 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_max", c.max / NS_PER_MS, 3);
+    report_memory(&r, o->server_pid);
+
+    /* ...then every one of them ping-pongs at once. */
+    for (size_t i = 0; i < p.count; i++)
+        p.conns[i].active = p.conns[i].served;
+    cpu_window_t cpu;
+    cpu_window_start(&cpu, o);
+    if (p.n.served > 0)
+        pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+    cpu_window_end(&cpu, o);
+
+    report_num(&r, "duration_s", o->duration_s, 3);
+    report_int(&r, "size", o->size);
+    report_int(&r, "bytes_verified", (long long)p.n.bytes_verified);
+    report_int(&r, "msgs", (long long)p.n.round_trips);
+    report_num(&r, "msgs_per_s", (double)p.n.round_trips / o->duration_s, 1);
+    report_rtt(&r, &p);
+    report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
+    report_num(&r, "client_cpu_pct", 100.0 * cpu.client_ms / cpu.wall_ms, 1);
+    if (o->server_pid)
+        report_num(&r, "server_cpu_ms", cpu.server_ms, 0);
+    report_str(&r, "client_loop", loop_backend);
+    report_print(&r, o->json);
+
+    int status = verdict(&p, o, n);
+    pool_free(&p);
+    return status;
+}
+
+/* ---- hold -------------------------------------------------------------- */
+
+static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
+{
+    size_t n = (size_t)o->connections;
+    pool_t p;
+    if (pool_init(&p, t, n, (size_t)o->size) < 0) {
+        fprintf(stderr, "loadgen: out of memory for %zu connections\n", n);
+        return 1;
+    }
+    uint64_t t0 = now_ns();
+    pool_grow(&p, n, deadline);
+    double setup_ms = ms_between(t0, now_ns());
+
+    report_t r = {0};
+    report_str(&r, "mode", "hold");
+    report_counts(&r, &p, n);
+    report_num(&r, "setup_ms_total", setup_ms, 1);
+    report_num(&r, "setup_us_per_conn", p.n.served ? setup_ms * 1000.0 / (double)p.n.served : NAN,
+               1);
+    report_memory(&r, o->server_pid);
+
+    /* Everyone idle: a server that sleeps in the kernel should spend ~nothing. */
+    cpu_window_t cpu;
+    cpu_window_start(&cpu, o);
+    pool_idle(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+    cpu_window_end(&cpu, o);
+
+    report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
+    report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
+    if (o->server_pid) {
+        report_num(&r, "server_cpu_ms", cpu.server_ms, 0);
+        report_num(&r, "server_cpu_pct", 100.0 * cpu.server_ms / cpu.wall_ms, 2);
+    }
+    report_int(&r, "still_open", (long long)pool_open_passive(&p));
+    report_str(&r, "client_loop", loop_backend);
+    report_print(&r, o->json);
+
+    int status = verdict(&p, o, n);
+    pool_free(&p);
+    return status;
+}
+
+/* ---- scan -------------------------------------------------------------- */
+
+/* Connection slots a scan needs: one active plus every increase of the idle set. */
+static size_t scan_capacity(const options_t *o)
+{
+    size_t slots = 1;
+    long open = 0;
+    for (int i = 0; i < o->idle_count; i++) {
+        if (o->idle[i] > open)
+            slots += (size_t)(o->idle[i] - open);
+        open = o->idle[i];
+    }
+    return slots;
+}
+
+/* Bring the idle set from `before` connections to `after`. */
+static void resize_idle_set(pool_t *p, long before, long after, uint64_t deadline)
+{
+    if (after > before)
+        pool_grow(p, (size_t)(after - before), deadline);
+    else if (after < before)
+        pool_close_newest(p, (size_t)(before - after));
+}
+
+static void print_scan_row(const options_t *o, pool_t *p, long idle, const cpu_window_t *cpu,
+                           bool first)
+{
+    report_t r = {0};
+    report_str(&r, "mode", "scan");
+    report_int(&r, "idle", idle);
+    report_int(&r, "idle_open", (long long)pool_open_passive(p));
+    report_rtt(&r, p);
+    report_int(&r, "round_trips", (long long)p->n.round_trips);
+    report_num(&r, "client_cpu_ms", cpu->client_ms, 1);
+    if (o->server_pid) {
+        report_num(&r, "server_cpu_ms", cpu->server_ms, 0);
+        double per_1k = p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN;
+        report_num(&r, "server_cpu_ms_per_1k", per_1k, 2);
+    }
+    report_print_row(&r, o->json, first);
+}
+
+/*
+ * The idle set grows (or shrinks) from one count to the next rather than
+ * being reopened each time: 0,100,1000,10000 costs 10 000 connects, not
+ * 11 100. Idle connections each echo once first, so the server has really
+ * accepted them; the active connection is opened first and kept throughout.
+ */
+static int run_scan(const options_t *o, target_t *t, uint64_t deadline)
+{
+    size_t capacity = scan_capacity(o);
+    pool_t p;
+    if (pool_init(&p, t, capacity, (size_t)o->size) < 0) {
+        fprintf(stderr, "loadgen: out of memory for %zu connections\n", capacity);
+        return 1;
+    }
+    size_t requested = 1;
+    pool_grow(&p, 1, deadline);
+    p.conns[0].active = true;
+
+    long open = 0;
+    for (int i = 0; i < o->idle_count && p.conns[0].state == CONN_IDLE && !p.timed_out; i++) {
+        resize_idle_set(&p, open, o->idle[i], deadline);
+        if (o->idle[i] > open)
+            requested += (size_t)(o->idle[i] - open);
+        open = o->idle[i];
+
+        cpu_window_t cpu;
+        cpu_window_start(&cpu, o);
+        pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+        cpu_window_end(&cpu, o);
+        print_scan_row(o, &p, o->idle[i], &cpu, i == 0);
+    }
+    int status = verdict(&p, o, requested);
+    if (status == 0 && p.conns[0].state != CONN_IDLE) {
+        fprintf(stderr, "loadgen: the active connection failed: %s\n", p.first_error);
+        status = 1;
+    }
+    pool_free(&p);
+    return status;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    parse_options(argc, argv, &o);
+
+    target_t target;
+    const char *why;
+    if (target_resolve(&target, o.addr, o.port, &why) < 0)
+        usage_error("bad address '%s' (%s)", o.addr, why);
+    if (o.cpu >= 0)
+        pin_to_cpu(o.cpu);
+    if (!raise_fd_limit(connections_needed(&o)))
+        return 1;
+    /* A write to a connection the server reset fails with EPIPE instead of killing us. */
+    signal(SIGPIPE, SIG_IGN);
+
+    uint64_t deadline = now_ns() + (uint64_t)(o.timeout_s * NS_PER_S);
+    switch (o.mode) {
+    case MODE_STALL: return run_stall(&o, &target, deadline);
+    case MODE_C10K: return run_c10k(&o, &target, deadline);
+    case MODE_SCAN: return run_scan(&o, &target, deadline);
+    case MODE_HOLD: return run_hold(&o, &target, deadline);
+    }
+    return 2;
+}

@@ -1,0 +1,53 @@
+/*
+ * loop.h - the load client's event loop: one small interface, three kernels.
+ *
+ * The client holds thousands of sockets at once and must keep reading while
+ * it writes (PITFALLS 16), so it waits on all of them together. CMake compiles
+ * exactly one backend: loop_epoll.c on Linux, loop_kqueue.c on macOS and the
+ * BSDs, loop_poll.c anywhere else (or when asked, to test it). This is
+ * plumbing for the measuring tool, not the lesson: the servers spell their
+ * loops out in full in their own main.c.
+ *
+ * Every backend behaves the same way:
+ *   - level-triggered: an event repeats until the condition is gone;
+ *   - a descriptor is registered once with its interest and an opaque
+ *     pointer, which comes back with each of its events;
+ *   - call loop_remove() before close(); an event already fetched for a
+ *     descriptor closed earlier in the same batch can still be delivered,
+ *     so the caller checks its own state before acting on one.
+ */
+#ifndef LOADGEN_LOOP_H
+#define LOADGEN_LOOP_H
+
+enum {
+    LOOP_READ = 1,  /* interest and event: readable (or EOF) */
+    LOOP_WRITE = 2, /* interest and event: writable (or connect finished) */
+    LOOP_ERROR = 4, /* event only: error or hang-up; a read will say which */
+};
+
+typedef struct {
+    void *data; /* the pointer given to loop_add / loop_modify */
+    int events; /* LOOP_READ | LOOP_WRITE | LOOP_ERROR */
+} loop_event_t;
+
+typedef struct loop loop_t;
+
+/* max_fds bounds the descriptor numbers the loop will see. NULL on failure. */
+loop_t *loop_create(int max_fds);
+void loop_destroy(loop_t *loop);
+
+/* All three return 0, or -1 with errno set. */
+int loop_add(loop_t *loop, int fd, int interest, void *data);
+int loop_modify(loop_t *loop, int fd, int interest, void *data);
+int loop_remove(loop_t *loop, int fd);
+
+/*
+ * Wait up to timeout_ms (-1: forever) and fill at most max_events entries.
+ * Returns how many; 0 on timeout or when a signal interrupted the wait.
+ */
+int loop_wait(loop_t *loop, loop_event_t *events, int max_events, int timeout_ms);
+
+/* "epoll", "kqueue" or "poll": reported with the results. */
+extern const char loop_backend[];
+
+#endif /* LOADGEN_LOOP_H */

@@ -1,0 +1,257 @@
+/*
+ * options.c - see options.h.
+ */
+#define _GNU_SOURCE /* getopt_long, CPU_SETSIZE */
+
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+
+#define DEFAULT_PORT "9999"
+#define DEFAULT_ADDR "127.0.0.1"
+#define DEFAULT_HOLD_S 1.5
+#define DEFAULT_SIZE 64
+#define MAX_SIZE (1L << 30)
+#define MAX_CONNECTIONS 1000000L
+#define MAX_SECONDS 86400.0
+
+#ifdef CPU_SETSIZE
+#define MAX_CPU (CPU_SETSIZE - 1)
+#else
+#define MAX_CPU 1023
+#endif
+
+/* --timeout defaults to this plus however long the run itself is meant to last. */
+#define TIMEOUT_SLACK_S 60.0
+
+/* The synopsis, printed after every command-line mistake; -h adds HELP. */
+static const char SYNOPSIS[] =
+    "usage: loadgen stall [-p PORT] [--hold SECONDS]\n"
+    "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
+    "       loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S] [--size BYTES]\n"
+    "       loadgen hold  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
+    "       (common: -b ADDR, --json, --server-pid PID, --cpu N, --timeout S; -h for more)\n";
+
+static const char HELP[] =
+    "\n"
+    "  stall  A connects and idles --hold s (1.5); B sends a line: how long until its echo?\n"
+    "  c10k   N connections open at once, all ping-ponging --size-byte messages (64)\n"
+    "         for --duration s (5)\n"
+    "  scan   one active connection's round trip beside each number of idle ones\n"
+    "         (--duration s each, default 3; the idle set grows from one count to the next)\n"
+    "  hold   N connections, one echo each, then all idle for --duration s (3)\n"
+    "\n"
+    "options:\n"
+    "  -p PORT           server port (default 9999)\n"
+    "  -b ADDR           server address (default 127.0.0.1; connections to it come from\n"
+    "                    127.0.0.2-254 so back-to-back runs do not run out of ports)\n"
+    "  --json            one JSON object per result line (default: a table)\n"
+    "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
+    "                    processes and threads (Linux /proc)\n"
+    "  --cpu N           run loadgen on CPU N only\n"
+    "  --timeout S       give up after S seconds (default 60 plus the run's length)\n"
+    "  --allow-refused   connections the server closes unanswered are not an error\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Every echoed byte is checked. Exit status: 0 measured; 1 could not measure\n"
+    "(refused, reset, timed out, bytes differed: stderr says why); 2 bad usage.\n";
+
+enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_SERVER_PID, OPT_CPU,
+       OPT_TIMEOUT, OPT_ALLOW_REFUSED };
+
+static const struct option LONG_OPTIONS[] = {
+    {"hold", required_argument, NULL, OPT_HOLD},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"idle", required_argument, NULL, OPT_IDLE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"server-pid", required_argument, NULL, OPT_SERVER_PID},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"allow-refused", no_argument, NULL, OPT_ALLOW_REFUSED},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The modes an option means something to. */
+static unsigned modes_of(int opt)
+{
+    const unsigned measuring = MODE_C10K | MODE_SCAN | MODE_HOLD;
+    switch (opt) {
+    case 'n': return MODE_C10K | MODE_HOLD;
+    case OPT_HOLD: return MODE_STALL;
+    case OPT_IDLE: return MODE_SCAN;
+    case OPT_DURATION:
+    case OPT_SIZE:
+    case OPT_SERVER_PID:
+    case OPT_ALLOW_REFUSED: return measuring;
+    default: return MODE_STALL | measuring;
+    }
+}
+
+void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "loadgen: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n%s", SYNOPSIS);
+    exit(2);
+}
+
+static void print_help(void)
+{
+    fputs(SYNOPSIS, stdout);
+    fputs(HELP, stdout);
+    exit(0);
+}
+
+/* "-n" or "--hold", for messages. */
+static const char *option_name(int opt)
+{
+    static char name[32];
+    for (const struct option *o = LONG_OPTIONS; o->name; o++)
+        if (o->val == opt) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    snprintf(name, sizeof name, "-%c", opt);
+    return name;
+}
+
+static long parse_long(const char *s, long min, long max, const char *what)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
+        usage_error("bad %s '%s' (want %ld to %ld)", what, s, min, max);
+    return v;
+}
+
+static double parse_seconds(const char *s, double min, const char *what)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < min || v > MAX_SECONDS)
+        usage_error("bad %s '%s' (want seconds, %g to %g)", what, s, min, MAX_SECONDS);
+    return v;
+}
+
+/* "0,100,1000,10000" */
+static void parse_idle_list(const char *s, options_t *o)
+{
+    o->idle_count = 0;
+    for (const char *item = s;; item++) {
+        char *end;
+        errno = 0;
+        long v = strtol(item, &end, 10);
+        if (end == item || (*end != ',' && *end != '\0') || errno != 0 || v < 0 ||
+            v > MAX_CONNECTIONS)
+            usage_error("bad --idle list '%s' (want counts 0 to %ld, comma-separated)", s,
+                        MAX_CONNECTIONS);
+        if (o->idle_count == MAX_IDLE_COUNTS)
+            usage_error("--idle: more than %d counts in '%s'", MAX_IDLE_COUNTS, s);
+        o->idle[o->idle_count++] = v;
+        if (*end == '\0')
+            return;
+        item = end;
+    }
+}
+
+static run_mode_t parse_mode(const char *name)
+{
+    static const struct { const char *name; run_mode_t mode; } modes[] = {
+        {"stall", MODE_STALL}, {"c10k", MODE_C10K}, {"scan", MODE_SCAN}, {"hold", MODE_HOLD}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(name, modes[i].name) == 0)
+            return modes[i].mode;
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+        print_help();
+    usage_error("unknown mode '%s' (want stall, c10k, scan or hold)", name);
+}
+
+static void apply_option(options_t *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case 'p': o->port = arg; parse_long(arg, 1, 65535, "port"); break;
+    case 'b': o->addr = arg; break;
+    case 'n': o->connections = parse_long(arg, 1, MAX_CONNECTIONS, "-n"); break;
+    case OPT_HOLD: o->hold_s = parse_seconds(arg, 0, "--hold"); break;
+    case OPT_DURATION: o->duration_s = parse_seconds(arg, 0.001, "--duration"); break;
+    case OPT_SIZE: o->size = parse_long(arg, 1, MAX_SIZE, "--size"); break;
+    case OPT_IDLE: parse_idle_list(arg, o); break;
+    case OPT_JSON: o->json = true; break;
+    case OPT_SERVER_PID: o->server_pid = parse_long(arg, 1, INT_MAX, "--server-pid"); break;
+    case OPT_CPU: o->cpu = (int)parse_long(arg, 0, MAX_CPU, "--cpu"); break;
+    case OPT_TIMEOUT: o->timeout_s = parse_seconds(arg, 0.001, "--timeout"); break;
+    case OPT_ALLOW_REFUSED: o->allow_refused = true; break;
+    }
+}
+
+/* How long the run is meant to last, for the default --timeout. */
+static double planned_seconds(const options_t *o)
+{
+    switch (o->mode) {
+    case MODE_STALL: return o->hold_s;
+    case MODE_SCAN: return o->duration_s * o->idle_count;
+    default: return o->duration_s;
+    }
+}
+
+static void check_and_complete(options_t *o)
+{
+    if ((o->mode & (MODE_C10K | MODE_HOLD)) && o->connections == 0)
+        usage_error("%s needs -n CONNECTIONS", o->mode_name);
+    if (o->mode == MODE_SCAN && o->idle_count == 0)
+        usage_error("%s needs --idle COUNT,COUNT,...", o->mode_name);
+    if (o->server_pid && !proc_supported())
+        usage_error("--server-pid needs Linux's /proc");
+    if (o->server_pid && !proc_exists(o->server_pid))
+        usage_error("--server-pid: no process %ld is running", o->server_pid);
+    if (o->duration_s == 0)
+        o->duration_s = o->mode == MODE_C10K ? 5 : 3;
+    if (o->timeout_s == 0)
+        o->timeout_s = TIMEOUT_SLACK_S + planned_seconds(o);
+}
+
+void parse_options(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.addr = DEFAULT_ADDR, .port = DEFAULT_PORT, .hold_s = DEFAULT_HOLD_S,
+                     .size = DEFAULT_SIZE, .cpu = -1};
+    if (argc < 2)
+        usage_error("missing mode");
+    o->mode_name = argv[1];
+    o->mode = parse_mode(argv[1]);
+
+    /* Options follow the mode: parse argv[1..] as if the mode were the program. */
+    opterr = 0; /* our own one-line errors */
+    int opt;
+    while ((opt = getopt_long(argc - 1, argv + 1, ":p:b:n:h", LONG_OPTIONS, NULL)) != -1) {
+        const char *text = argv[optind]; /* the word just read; argv + 1 shifts optind */
+        if (opt == 'h')
+            print_help();
+        if (opt == ':')
+            usage_error("option '%s' needs a value", text);
+        if (opt == '?')
+            usage_error("unknown option '%s'", text);
+        if (!(modes_of(opt) & o->mode))
+            usage_error("option '%s' does not apply to %s", option_name(opt), o->mode_name);
+        apply_option(o, opt, optarg);
+    }
+    if (optind + 1 < argc)
+        usage_error("unexpected argument '%s'", argv[optind + 1]);
+    check_and_complete(o);
+}

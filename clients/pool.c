@@ -1,0 +1,544 @@
+/*
+ * pool.c - see pool.h. Sections: payload, target, connection states, the
+ * event handlers, and the phases the modes call.
+ */
+#define _GNU_SOURCE /* POSIX and Linux declarations under strict -std=c11 */
+
+#include "pool.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/*
+ * At most this many connections are between connect() and their first echo
+ * at any moment. The server's accept queue (capped by somaxconn, 4096 on
+ * current Linux) then never overflows, so no SYN is dropped and retried a
+ * second later (PITFALLS 18), and a slow server is not buried in handshakes.
+ */
+#define CONNECT_WINDOW 256
+
+/*
+ * While opening connections, give up on the ones still waiting for their
+ * first echo once nothing at all has happened for this long. A blocking
+ * server (01) busy with an earlier client never answers them; without this
+ * the run would sit until --timeout.
+ */
+#define RAMP_STALL_NS (10 * NS_PER_S)
+
+/* After a ping-pong window closes, how long the echoes in flight may take. */
+#define DRAIN_NS (10 * NS_PER_S)
+
+/* Largest single write: a bigger message goes out in pieces of this size. */
+#define MAX_CHUNK (1024 * 1024)
+
+/* Most events handled per wakeup. */
+#define EVENT_BATCH 1024
+
+/* ---- payload ----------------------------------------------------------- */
+
+/*
+ * splitmix64's output function: a cheap, well-mixed 64-bit hash. Hashing a
+ * block number gives the n-th word of a stream without computing the ones
+ * before it, which is what lets any stretch of a message be regenerated.
+ */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Bytes [offset, offset + len) of message `msg` on connection `id`. */
+static void payload_fill(uint8_t *out, uint32_t id, uint32_t msg, size_t offset, size_t len)
+{
+    uint64_t seed = mix64(((uint64_t)id << 32) | msg);
+    uint64_t block = offset / 8;
+    unsigned byte = (unsigned)(offset % 8);
+    while (len > 0) {
+        uint64_t word = mix64(seed ^ block);
+        for (; byte < 8 && len > 0; byte++, len--)
+            *out++ = (uint8_t)(word >> (8 * byte));
+        byte = 0;
+        block++;
+    }
+}
+
+/* ---- target ------------------------------------------------------------ */
+
+int target_resolve(target_t *t, const char *host, const char *port, const char **why)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *ai;
+    int rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc != 0) {
+        *why = gai_strerror(rc);
+        return -1;
+    }
+    memset(t, 0, sizeof *t);
+    memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);
+    t->addr_len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    snprintf(t->name, sizeof t->name, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&t->addr;
+    t->spread = t->addr.ss_family == AF_INET && in->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+    return 0;
+}
+
+/*
+ * The side that closes first keeps the connection in TIME_WAIT for a minute,
+ * and one source address has about 28 000 ephemeral ports to a given server
+ * port (PITFALLS 23), so back-to-back C10K runs from 127.0.0.1 alone could
+ * fail with EADDRNOTAVAIL. All of 127.0.0.0/8 is loopback on Linux, so when
+ * the server is 127.0.0.1 the client spreads its sockets over 127.0.0.2 to
+ * 127.0.0.254, each with its own ports. Where only 127.0.0.1 exists (macOS
+ * without aliases) the first bind fails and the client sends from the
+ * default address instead. Any other server address: the default source.
+ */
+static int bind_source(target_t *t, int fd)
+{
+    if (!t->spread)
+        return 0;
+#ifdef IP_BIND_ADDRESS_NO_PORT
+    /* Leave the port to connect(), which can reuse it towards other servers. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+#endif
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    src.sin_addr.s_addr = htonl(0x7f000002u + t->next_source % 253); /* 127.0.0.2 + k */
+    if (bind(fd, (struct sockaddr *)&src, sizeof src) == 0) {
+        t->next_source++;
+        return 0;
+    }
+    if (errno == EADDRNOTAVAIL && t->next_source == 0) {
+        fprintf(stderr, "loadgen: note: cannot send from 127.0.0.2, so all connections come "
+                        "from 127.0.0.1; back-to-back runs may run out of ports\n");
+        t->spread = false;
+        return 0;
+    }
+    return -1;
+}
+
+/*
+ * TCP_NODELAY on every socket: each message goes out in one write, so
+ * Nagle's algorithm could only hold a message back, waiting for an ACK that
+ * the peer delays (PITFALLS 22).
+ */
+int target_connect(target_t *t)
+{
+    int one = 1;
+    int fd = socket(t->addr.ss_family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0 || bind_source(t, fd) < 0 ||
+        (connect(fd, (struct sockaddr *)&t->addr, t->addr_len) < 0 && errno != EINPROGRESS)) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- connection states ------------------------------------------------- */
+
+typedef enum { FAIL_CONNECT, FAIL_REFUSED, FAIL_UNANSWERED, FAIL_LOST, FAIL_CORRUPT } failure_t;
+
+static void conn_close(pool_t *p, conn_t *c, conn_state_t state)
+{
+    if (c->fd >= 0) {
+        loop_remove(p->loop, c->fd);
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (c->state == CONN_BUSY)
+        p->busy--;
+    c->state = state;
+}
+
+/* Give up on a connection, count why, and keep the first reason for the summary. */
+static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...)
+{
+    if (p->first_error[0] == '\0') {
+        int len = snprintf(p->first_error, sizeof p->first_error, "connection %u: ", c->id);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->first_error + len, sizeof p->first_error - (size_t)len, fmt, ap);
+        va_end(ap);
+    }
+    if (kind == FAIL_CORRUPT)
+        p->n.corrupt++;
+    else if (c->served)
+        p->n.lost++;
+    else if (kind == FAIL_CONNECT)
+        p->n.connect_failed++;
+    else if (kind == FAIL_REFUSED)
+        p->n.refused++;
+    else
+        p->n.unanswered++;
+    if (!c->served)
+        p->settled++;
+    conn_close(p, c, CONN_FAILED);
+}
+
+/*
+ * The loop watches for what the connection waits for: the end of connect(),
+ * room to send the rest of a message, and always for input, which is either
+ * the echo or the server hanging up.
+ */
+static void watch(pool_t *p, conn_t *c)
+{
+    int want = c->state == CONN_CONNECTING ? LOOP_WRITE : LOOP_READ;
+    if (c->state == CONN_BUSY && c->sent < p->msg_size)
+        want |= LOOP_WRITE;
+    if (want == c->interest)
+        return;
+    c->interest = want;
+    if (loop_modify(p->loop, c->fd, want, c) < 0)
+        conn_fail(p, c, FAIL_LOST, "event loop: %s", strerror(errno));
+}
+
+/*
+ * Offer all that is left of the message to one write() (up to MAX_CHUNK):
+ * a message written in pieces invites Nagle and delayed ACK to add tens of
+ * milliseconds to a round trip (PITFALLS 22). A short write is continued
+ * from where it stopped once the socket has room, never restarted.
+ */
+static void send_more(pool_t *p, conn_t *c)
+{
+    size_t len = p->msg_size - c->sent;
+    if (len > p->buf_size)
+        len = p->buf_size;
+    payload_fill(p->send_buf, c->id, c->msg, c->sent, len);
+    ssize_t n = write(c->fd, p->send_buf, len);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            conn_fail(p, c, FAIL_REFUSED, "write: %s", strerror(errno));
+        return;
+    }
+    c->sent += (size_t)n;
+}
+
+static void start_message(pool_t *p, conn_t *c)
+{
+    c->state = CONN_BUSY;
+    c->sent = c->received = 0;
+    c->started_ns = now_ns();
+    p->busy++;
+    send_more(p, c);
+    if (c->state == CONN_BUSY)
+        watch(p, c);
+}
+
+/* The whole echo is back and verified. */
+static void complete_message(pool_t *p, conn_t *c)
+{
+    uint64_t t = now_ns();
+    if (t <= p->window_end) { /* only round trips inside a ping-pong window count */
+        samples_add(&p->rtt_ns, t - c->started_ns);
+        p->n.round_trips++;
+    }
+    c->msg++;
+    c->state = CONN_IDLE;
+    p->busy--;
+    if (!c->served) {
+        c->served = true;
+        p->n.served++;
+        p->settled++;
+    }
+    if (c->active && p->issuing)
+        start_message(p, c);
+    else
+        watch(p, c);
+}
+
+/* ---- event handlers ---------------------------------------------------- */
+
+static void on_connected(pool_t *p, conn_t *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        err = errno;
+    if (err != 0) {
+        conn_fail(p, c, FAIL_CONNECT, "connect to %s: %s", p->target->name, strerror(err));
+        return;
+    }
+    p->n.established++;
+    samples_add(&p->connect_ns, now_ns() - c->started_ns);
+    start_message(p, c);
+}
+
+/* Compare n received bytes with what the echo should hold at this point. */
+static bool verify(pool_t *p, conn_t *c, size_t n)
+{
+    payload_fill(p->expect_buf, c->id, c->msg, c->received, n);
+    if (memcmp(p->expect_buf, p->recv_buf, n) == 0)
+        return true;
+    size_t i = 0;
+    while (p->expect_buf[i] == p->recv_buf[i])
+        i++;
+    conn_fail(p, c, FAIL_CORRUPT, "message %u, byte %zu of %zu: sent 0x%02x, echo has 0x%02x",
+              c->msg, c->received + i, p->msg_size, p->expect_buf[i], p->recv_buf[i]);
+    return false;
+}
+
+/* EOF or an error on read: whether it counts as refused or lost depends on served. */
+static void peer_gone(pool_t *p, conn_t *c, ssize_t n)
+{
+    const char *what = n == 0 ? "closed by the server" : strerror(errno);
+    if (c->served)
+        conn_fail(p, c, FAIL_LOST, "%s", what);
+    else
+        conn_fail(p, c, FAIL_REFUSED, "%s before its first echo", what);
+}
+
+static void on_readable(pool_t *p, conn_t *c)
+{
+    /* While idle, any byte at all is one the server should not have sent. */
+    size_t want = c->state == CONN_BUSY ? p->msg_size - c->received : p->buf_size;
+    if (want > p->buf_size)
+        want = p->buf_size;
+    ssize_t n = read(c->fd, p->recv_buf, want);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        peer_gone(p, c, n);
+        return;
+    }
+    if (c->state != CONN_BUSY) {
+        conn_fail(p, c, FAIL_CORRUPT, "%zd bytes arrived that were never sent", n);
+        return;
+    }
+    if (!verify(p, c, (size_t)n))
+        return;
+    c->received += (size_t)n;
+    p->n.bytes_verified += (uint64_t)n;
+    if (c->received == p->msg_size)
+        complete_message(p, c);
+}
+
+static void on_writable(pool_t *p, conn_t *c)
+{
+    if (c->state == CONN_BUSY && c->sent < p->msg_size) {
+        send_more(p, c);
+        if (c->state == CONN_BUSY)
+            watch(p, c);
+    }
+}
+
+static void on_event(pool_t *p, conn_t *c, int events)
+{
+    if (c->fd < 0)
+        return; /* closed by an earlier event of the same batch */
+    if (c->state == CONN_CONNECTING) {
+        on_connected(p, c);
+        return;
+    }
+    if (events & (LOOP_READ | LOOP_ERROR))
+        on_readable(p, c);
+    if (c->fd >= 0 && (events & LOOP_WRITE))
+        on_writable(p, c);
+}
+
+/* Wait for events until `until` at the latest (capped at a second), handle them. */
+static void poll_once(pool_t *p, uint64_t until)
+{
+    loop_event_t events[EVENT_BATCH];
+    uint64_t now = now_ns();
+    uint64_t wait_ns = until > now ? until - now : 0;
+    if (wait_ns > NS_PER_S)
+        wait_ns = NS_PER_S;
+    int timeout_ms = (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
+    int n = loop_wait(p->loop, events, EVENT_BATCH, timeout_ms);
+    if (n < 0) {
+        perror("loadgen: waiting for events");
+        exit(1);
+    }
+    for (int i = 0; i < n; i++)
+        on_event(p, events[i].data, events[i].events);
+}
+
+/* ---- phases ------------------------------------------------------------ */
+
+int pool_init(pool_t *p, target_t *target, size_t capacity, size_t msg_size)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    int max_fds = rl.rlim_cur > 1 << 30 ? 1 << 30 : (int)rl.rlim_cur;
+
+    memset(p, 0, sizeof *p);
+    p->target = target;
+    p->msg_size = msg_size;
+    p->capacity = capacity;
+    p->buf_size = msg_size < MAX_CHUNK ? (msg_size < 4096 ? 4096 : msg_size) : MAX_CHUNK;
+    p->loop = loop_create(max_fds);
+    p->conns = calloc(capacity, sizeof *p->conns);
+    p->send_buf = malloc(p->buf_size);
+    p->recv_buf = malloc(p->buf_size);
+    p->expect_buf = malloc(p->buf_size);
+    if (!p->loop || !p->conns || !p->send_buf || !p->recv_buf || !p->expect_buf) {
+        pool_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+void pool_free(pool_t *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (p->conns[i].fd >= 0)
+            conn_close(p, &p->conns[i], CONN_CLOSED);
+    loop_destroy(p->loop);
+    free(p->conns);
+    free(p->send_buf);
+    free(p->recv_buf);
+    free(p->expect_buf);
+    samples_free(&p->connect_ns);
+    samples_free(&p->rtt_ns);
+}
+
+static void open_one(pool_t *p)
+{
+    conn_t *c = &p->conns[p->count];
+    *c = (conn_t){.fd = -1, .id = (uint32_t)p->count, .state = CONN_CONNECTING};
+    p->count++;
+    c->started_ns = now_ns();
+    c->fd = target_connect(p->target);
+    if (c->fd < 0) {
+        conn_fail(p, c, FAIL_CONNECT, "connect to %s: %s", p->target->name, strerror(errno));
+        return;
+    }
+    c->interest = LOOP_WRITE;
+    if (loop_add(p->loop, c->fd, c->interest, c) < 0)
+        conn_fail(p, c, FAIL_CONNECT, "event loop: %s", strerror(errno));
+}
+
+/* Every connection not yet served gets no more chances. */
+static void give_up_waiting(pool_t *p, const char *why)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        conn_t *c = &p->conns[i];
+        if (!c->served && c->fd >= 0)
+            conn_fail(p, c, FAIL_UNANSWERED, "%s", why);
+    }
+}
+
+/*
+ * Every connection opened before is settled when this starts, so the phase
+ * is over once `settled` reaches the new total.
+ */
+void pool_grow(pool_t *p, size_t more, uint64_t deadline)
+{
+    size_t target = p->count + more;
+    if (target > p->capacity)
+        target = p->capacity;
+    uint64_t last_progress = now_ns();
+    size_t progress = p->settled + p->n.established;
+
+    while (p->settled < target) {
+        while (p->count < target && p->count - p->settled < CONNECT_WINDOW)
+            open_one(p);
+        if (p->settled == target)
+            break;
+        poll_once(p, deadline);
+        uint64_t now = now_ns();
+        if (p->settled + p->n.established != progress) {
+            progress = p->settled + p->n.established;
+            last_progress = now;
+        } else if (now - last_progress >= RAMP_STALL_NS) {
+            give_up_waiting(p, "no echo, and nothing moved for 10 s "
+                               "(is the server busy with another client?)");
+            break;
+        }
+        if (now >= deadline) {
+            p->timed_out = true;
+            give_up_waiting(p, "no echo before --timeout");
+            break;
+        }
+    }
+    p->n.untried += target - p->count;
+}
+
+void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline)
+{
+    samples_clear(&p->rtt_ns);
+    p->n.round_trips = 0;
+    p->window_end = now_ns() + duration_ns;
+    p->issuing = true;
+    for (size_t i = 0; i < p->count; i++)
+        if (p->conns[i].active && p->conns[i].state == CONN_IDLE)
+            start_message(p, &p->conns[i]);
+
+    uint64_t end = p->window_end < deadline ? p->window_end : deadline;
+    while (now_ns() < end)
+        poll_once(p, end);
+    p->issuing = false;
+    if (end < p->window_end)
+        p->timed_out = true; /* --timeout cut the window short */
+
+    /* Nothing new is sent now; the echoes in flight must still come back whole. */
+    uint64_t drain_end = now_ns() + DRAIN_NS;
+    if (drain_end > deadline)
+        drain_end = deadline;
+    while (p->busy > 0 && now_ns() < drain_end)
+        poll_once(p, drain_end);
+    if (p->busy > 0 && drain_end == deadline)
+        p->timed_out = true;
+    for (size_t i = 0; i < p->count && p->busy > 0; i++) {
+        conn_t *c = &p->conns[i];
+        if (c->state != CONN_BUSY)
+            continue;
+        if (p->timed_out) /* abandoned: the timeout is the reason, not the server */
+            conn_close(p, c, CONN_CLOSED);
+        else
+            conn_fail(p, c, FAIL_LOST, "no echo of message %u within 10 s", c->msg);
+    }
+}
+
+void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)
+{
+    uint64_t until = now_ns() + duration_ns;
+    if (until > deadline) {
+        until = deadline;
+        p->timed_out = true;
+    }
+    while (now_ns() < until)
+        poll_once(p, until);
+}
+
+void pool_close_newest(pool_t *p, size_t how_many)
+{
+    for (size_t i = p->count; i-- > 0 && how_many > 0;) {
+        conn_t *c = &p->conns[i];
+        if (c->state == CONN_IDLE && !c->active) {
+            conn_close(p, c, CONN_CLOSED);
+            how_many--;
+        }
+    }
+}
+
+size_t pool_open_passive(const pool_t *p)
+{
+    size_t open = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const conn_t *c = &p->conns[i];
+        if (!c->active && (c->state == CONN_IDLE || c->state == CONN_BUSY))
+            open++;
+    }
+    return open;
+}
