@@ -24,7 +24,7 @@
  *
  * The client is one thread with non-blocking sockets and its own event loop
  * (loop.h), so it reads while it writes and cannot deadlock against a
- * correct server (PITFALLS 16). It reports its own CPU time, so a reader can
+ * correct server. It reports its own CPU time, so a reader can
  * see that it was not the bottleneck.
  */
 #define _GNU_SOURCE /* sched_setaffinity, and POSIX under strict -std=c11 */
@@ -61,7 +61,7 @@ static const char STALL_PROBE[] = "loadgen stall probe\n";
 /*
  * Every connection is a descriptor and the soft limit is often 1024. Raise
  * it to the hard limit (no privilege needed), and if even that is too small
- * say what is needed now rather than fail half way through (PITFALLS 23).
+ * say what is needed now rather than fail half way through.
  */
 static bool raise_fd_limit(long connections)
 {

@@ -2,7 +2,7 @@
  * loop.h - the load client's event loop: one small interface, three kernels.
  *
  * The client holds thousands of sockets at once and must keep reading while
- * it writes (PITFALLS 16), so it waits on all of them together. CMake compiles
+ * it writes, so it waits on all of them together. CMake compiles
  * exactly one backend: loop_epoll.c on Linux, loop_kqueue.c on macOS and the
  * BSDs, loop_poll.c anywhere else (or when asked, to test it). This is
  * plumbing for the measuring tool, not the lesson: the servers spell their

@@ -23,7 +23,7 @@
  * At most this many connections are between connect() and their first echo
  * at any moment. The server's accept queue (capped by somaxconn, 4096 on
  * current Linux) then never overflows, so no SYN is dropped and retried a
- * second later (PITFALLS 18), and a slow server is not buried in handshakes.
+ * second later, and a slow server is not buried in handshakes.
  */
 #define CONNECT_WINDOW 256
 
@@ -100,7 +100,7 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
 /*
  * The side that closes first keeps the connection in TIME_WAIT for a minute,
  * and one source address has about 28 000 ephemeral ports to a given server
- * port (PITFALLS 23), so back-to-back C10K runs from 127.0.0.1 alone could
+ * port, so back-to-back C10K runs from 127.0.0.1 alone could
  * fail with EADDRNOTAVAIL. All of 127.0.0.0/8 is loopback on Linux, so when
  * the server is 127.0.0.1 the client spreads its sockets over 127.0.0.2 to
  * 127.0.0.254, each with its own ports. Where only 127.0.0.1 exists (macOS
@@ -134,7 +134,7 @@ static int bind_source(target_t *t, int fd)
 /*
  * TCP_NODELAY on every socket: each message goes out in one write, so
  * Nagle's algorithm could only hold a message back, waiting for an ACK that
- * the peer delays (PITFALLS 22).
+ * the peer delays.
  */
 int target_connect(target_t *t)
 {
@@ -215,7 +215,7 @@ static void watch(pool_t *p, conn_t *c)
 /*
  * Offer all that is left of the message to one write() (up to MAX_CHUNK):
  * a message written in pieces invites Nagle and delayed ACK to add tens of
- * milliseconds to a round trip (PITFALLS 22). A short write is continued
+ * milliseconds to a round trip. A short write is continued
  * from where it stopped once the socket has room, never restarted.
  */
 static void send_more(pool_t *p, conn_t *c)
