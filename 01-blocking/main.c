@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     install_signal_handlers();
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);
@@ -65,7 +66,9 @@ int main(int argc, char **argv)
         }
         if (opts.verbose)
             warn("fd %d: connected", fd);
+        shut_client_on_stop(fd);
         serve(fd);
+        shut_client_on_stop(-1);
         close(fd);
         if (opts.verbose)
             warn("fd %d: closed", fd);

@@ -24,8 +24,8 @@
 
 /*
  * The parent remembers its children so that on SIGTERM it signals only
- * processes it created. pid_max is 32768 by default on Linux; a fork beyond
- * this table is refused like any other fork failure.
+ * processes it created. pid_max is 32768 by default on Linux; a client
+ * arriving while the table is full is refused, like a failed fork().
  */
 #define MAX_CHILDREN 16384
 
@@ -54,13 +54,12 @@ static void serve(int fd)
     }
 }
 
-static void remember_child(pid_t pid)
+static int free_slot(void)
 {
     for (int i = 0; i < MAX_CHILDREN; i++)
-        if (children[i] == 0) {
-            children[i] = pid;
-            return;
-        }
+        if (children[i] == 0)
+            return i;
+    return -1;
 }
 
 static void forget_child(pid_t pid)
@@ -112,9 +111,9 @@ static void run_child(int listen_fd, int fd, const sigset_t *old_mask)
 }
 
 /*
- * Block SIGCHLD (and the stop signals) across fork() and remember_child():
- * otherwise a child that exits at once could be reaped, and its pid recycled,
- * before we record it.
+ * Block SIGCHLD (and the stop signals) from choosing a slot until the pid is
+ * in it: otherwise a child that exits at once could be reaped, and its pid
+ * recycled, before we record it.
  */
 static void spawn_child(int listen_fd, int fd)
 {
@@ -125,13 +124,16 @@ static void spawn_child(int listen_fd, int fd)
     sigaddset(&block, SIGTERM);
     sigprocmask(SIG_BLOCK, &block, &old_mask);
 
-    pid_t pid = fork();
+    int slot = free_slot();
+    pid_t pid = slot < 0 ? -1 : fork();
     if (pid == 0)
         run_child(listen_fd, fd, &old_mask);
-    if (pid < 0)
+    if (slot < 0)
+        warn("fd %d: %d children already (client dropped)", fd, MAX_CHILDREN);
+    else if (pid < 0)
         warn("fd %d: fork: %s (client dropped)", fd, strerror(errno));
     else
-        remember_child(pid);
+        children[slot] = pid;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
 }
 
@@ -160,6 +162,7 @@ int main(int argc, char **argv)
     install_reaper();
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);

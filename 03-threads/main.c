@@ -26,6 +26,9 @@
 
 #define BUF_SIZE 16384
 
+/* serve() keeps BUF_SIZE on its stack; below this a thread would overflow. */
+#define MIN_STACK_KIB 64
+
 /* One per live connection, on a list so that SIGTERM can reach them all. */
 typedef struct conn {
     int fd;
@@ -161,7 +164,7 @@ static int on_stack_option(int opt, const char *arg)
 {
     char *end;
     long kib = strtol(arg, &end, 10);
-    if (opt != 's' || *end != '\0' || kib <= 0 || kib > 1024 * 1024)
+    if (opt != 's' || *end != '\0' || kib < MIN_STACK_KIB || kib > 1024 * 1024)
         return -1;
     stack_size = (size_t)kib * 1024;
     if (stack_size < PTHREAD_STACK_MIN)
@@ -172,11 +175,12 @@ static int on_stack_option(int opt, const char *arg)
 int main(int argc, char **argv)
 {
     server_options_t opts;
-    parse_options(argc, argv, &opts, "s:", " [-s STACK_KIB]", on_stack_option);
+    parse_options(argc, argv, &opts, "s:", " [-s STACK_KIB (64 or more)]", on_stack_option);
     install_signal_handlers();
     raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);

@@ -30,6 +30,10 @@
 
 #define BUF_SIZE 16384
 
+/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
+ * and no client of ours may be left to free one). */
+#define ACCEPT_RETRY_MS 100
+
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -37,10 +41,10 @@ typedef struct {
     size_t pending_off; /* of which already sent */
 } conn_t;
 
-static conn_t *conns[FD_SETSIZE]; /* by fd: select cannot watch more anyway */
+static conn_t *conns[FD_SETSIZE]; /* by fd: select cannot watch more */
 static char buf[BUF_SIZE];        /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true; /* false while out of file descriptors */
+static bool accepting = true;     /* false while out of file descriptors */
 static bool verbose;
 
 static fd_set read_set, write_set; /* what we want to hear about, by fd */
@@ -186,11 +190,15 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves. */
-                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves; the
+                 * loop also retries every ACCEPT_RETRY_MS. */
+                if (accepting)
+                    warn("accept: %s: pausing until a client leaves", strerror(errno));
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
+            } else if (!accepting) {
+                watch_listener(true); /* a retry emptied the queue: fds are back */
             }
             return;
         }
@@ -224,23 +232,29 @@ int main(int argc, char **argv)
     install_signal_handlers();
     raise_open_file_limit(verbose); /* past 1024 we refuse cleanly, not EMFILE */
     listen_fd = open_listener(&opts);
-    if (listen_fd >= FD_SETSIZE || stop_pipe[0] >= FD_SETSIZE)
-        die("listening fd %d is at or above FD_SETSIZE (%d)", listen_fd, FD_SETSIZE);
+    if (listen_fd >= FD_SETSIZE || stop_pipe[0] >= FD_SETSIZE) {
+        warn("listening fd %d is at or above FD_SETSIZE (%d)", listen_fd, FD_SETSIZE);
+        exit(1);
+    }
     if (set_nonblocking(listen_fd) < 0)
         die("fcntl O_NONBLOCK");
 
     watch_listener(true);
     set_interest(stop_pipe[0], true, false); /* wakes us on SIGINT/SIGTERM */
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
         /* select() overwrites its sets with the answer: pass copies. */
         fd_set readable = read_set, writable = write_set;
-        int nready = select(max_fd + 1, &readable, &writable, NULL, NULL);
+        struct timeval retry = {.tv_usec = ACCEPT_RETRY_MS * 1000};
+        int nready = select(max_fd + 1, &readable, &writable, NULL, accepting ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("select");
         }
+        if (nready == 0)
+            accept_clients(); /* the accept retry timer ran out */
         /* The O(n) scan: the answer is a bitmap, so look at every bit. */
         for (int fd = 0; fd <= max_fd && nready > 0; fd++) {
             if (!FD_ISSET(fd, &readable) && !FD_ISSET(fd, &writable))

@@ -26,6 +26,10 @@
 
 #define BUF_SIZE 16384
 
+/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
+ * and no client of ours may be left to free one). */
+#define ACCEPT_RETRY_MS 100
+
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -34,10 +38,10 @@ typedef struct {
     size_t slot;        /* its entry in pollfds */
 } conn_t;
 
-static conn_t **conns; /* by fd, sized to the open-file limit */
-static char buf[BUF_SIZE];        /* one read at a time, shared by all */
+static conn_t **conns;         /* by fd, sized to the open-file limit */
+static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true; /* false while out of file descriptors */
+static bool accepting = true;  /* false while out of file descriptors */
 static bool verbose;
 
 /* Slot 0 is the listener, slot 1 the stop pipe, then one per connection. */
@@ -193,11 +197,15 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves. */
-                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves; the
+                 * loop also retries every ACCEPT_RETRY_MS. */
+                if (accepting)
+                    warn("accept: %s: pausing until a client leaves", strerror(errno));
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
+            } else if (!accepting) {
+                watch_listener(true); /* a retry emptied the queue: fds are back */
             }
             return;
         }
@@ -232,14 +240,17 @@ int main(int argc, char **argv)
 
     add_pollfd(listen_fd, POLLIN);
     add_pollfd(stop_pipe[0], POLLIN); /* wakes us on SIGINT/SIGTERM */
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
-        int nready = poll(pollfds, npollfds, -1);
+        int nready = poll(pollfds, npollfds, accepting ? -1 : ACCEPT_RETRY_MS);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("poll");
         }
+        if (nready == 0)
+            accept_clients(); /* the accept retry timer ran out */
         /* The O(n) scan, from the end: closing slot i moves the last entry,
          * already scanned, into i, and new clients go on the end unscanned. */
         for (size_t i = npollfds; i-- > 0 && nready > 0;) {

@@ -32,6 +32,10 @@
 
 #define BUF_SIZE 16384
 
+/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
+ * and no client of ours may be left to free one). */
+#define ACCEPT_RETRY_MS 100
+
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -39,10 +43,10 @@ typedef struct {
     size_t pending_off; /* of which already sent */
 } conn_t;
 
-static conn_t **conns; /* by fd, sized to the open-file limit */
-static char buf[BUF_SIZE];        /* one read at a time, shared by all */
+static conn_t **conns;         /* by fd, sized to the open-file limit */
+static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true; /* false while out of file descriptors */
+static bool accepting = true;  /* false while out of file descriptors */
 static bool verbose;
 
 #define MAX_EVENTS 256 /* ready fds taken per epoll_wait(); more wait a turn */
@@ -186,11 +190,15 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves. */
-                warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves; the
+                 * loop also retries every ACCEPT_RETRY_MS. */
+                if (accepting)
+                    warn("accept: %s: pausing until a client leaves", strerror(errno));
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
+            } else if (!accepting) {
+                watch_listener(true); /* a retry emptied the queue: fds are back */
             }
             return;
         }
@@ -228,18 +236,21 @@ int main(int argc, char **argv)
 
     set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN);
     set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN); /* wakes us on SIGINT/SIGTERM */
+    announce_listening(listen_fd);
 
     while (!stop_requested) {
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, -1);
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, accepting ? -1 : ACCEPT_RETRY_MS);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("epoll_wait");
         }
-        /* O(ready): every entry is an fd with something to do. An fd closed
-         * earlier in this batch is gone from conns, and one reused since by
-         * a new client gets a spurious wakeup, which read() answers EAGAIN. */
+        if (nready == 0)
+            accept_clients(); /* the accept retry timer ran out */
+        /* O(ready): every entry is an fd with something to do. An fd comes
+         * once per batch (one filter is enabled at a time) and only its own
+         * handler closes it, so no entry names a connection already gone. */
         for (int i = 0; i < nready; i++) {
             int fd = events[i].data.fd;
             if (fd == listen_fd)

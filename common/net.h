@@ -58,33 +58,52 @@ static volatile sig_atomic_t stop_requested = 0;
 /* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
 static int stop_pipe[2] = {-1, -1};
 
-/* A listener that SIGINT/SIGTERM shut down, for the blocking rungs. */
-static int listener_to_shut = -1;
+/* Sockets that SIGINT/SIGTERM shut down, for the blocking rungs (-1: none). */
+static volatile sig_atomic_t listener_to_shut = -1;
+static volatile sig_atomic_t client_to_shut = -1;
 
 /* ---- messages ---------------------------------------------------------- */
 
-/* Start-up failure: name the call, say why, exit 1. */
+/*
+ * "program: message[: strerror(err)]" in a single write(), so that lines
+ * from many processes (02) or threads (03) never interleave mid-line.
+ */
+static inline void log_line(int err, const char *fmt, va_list ap)
+{
+    char line[512];
+    snprintf(line, sizeof line, "%s: ", program_name);
+    size_t len = strlen(line);
+    vsnprintf(line + len, sizeof line - len, fmt, ap);
+    len = strlen(line);
+    if (err != 0)
+        snprintf(line + len, sizeof line - len, ": %s", strerror(err));
+    len = strlen(line);
+    if (len == sizeof line - 1)
+        len--; /* truncated: keep room for the newline */
+    line[len++] = '\n';
+    (void)!write(STDERR_FILENO, line, len);
+}
+
+/* Start-up failure: name the call, say why (errno), exit 1. */
 static inline void die(const char *fmt, ...)
 {
     int saved = errno;
     va_list ap;
-    fprintf(stderr, "%s: ", program_name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    log_line(saved, fmt, ap);
     va_end(ap);
-    fprintf(stderr, ": %s\n", strerror(saved));
     exit(1);
 }
 
 /* A failure while serving: one line, and the server carries on. */
 static inline void warn(const char *fmt, ...)
 {
+    int saved = errno; /* callers may still want to look at it */
     va_list ap;
-    fprintf(stderr, "%s: ", program_name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    log_line(0, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    errno = saved;
 }
 
 /* ---- command line ------------------------------------------------------ */
@@ -109,10 +128,14 @@ static inline void bad_usage(const char *extra_usage, const char *fmt, const cha
 
 static inline bool is_port(const char *s)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    return *s != '\0' && *end == '\0' && errno == 0 && v >= 0 && v <= 65535;
+    size_t len = strspn(s, "0123456789");
+    return len > 0 && len <= 5 && s[len] == '\0' && atol(s) <= 65535;
+}
+
+static inline bool is_address(const char *s)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1;
 }
 
 static inline void parse_options(int argc, char **argv, server_options_t *opts,
@@ -134,7 +157,11 @@ static inline void parse_options(int argc, char **argv, server_options_t *opts,
                 bad_usage(extra_usage, "bad port '%s' (want 0-65535)", optarg);
             opts->port = optarg;
             break;
-        case 'b': opts->addr = optarg; break;
+        case 'b':
+            if (!is_address(optarg))
+                bad_usage(extra_usage, "bad address '%s' (want IPv4 or IPv6, numeric)", optarg);
+            opts->addr = optarg;
+            break;
         case 'v': opts->verbose = true; break;
         case 'h': usage(stdout, extra_usage); exit(0);
         case ':': bad_usage(extra_usage, "option -%s needs a value", (char[]){(char)optopt, 0}); break;
@@ -168,10 +195,6 @@ static inline void format_address(const struct sockaddr_storage *ss, char *out, 
     }
 }
 
-/*
- * Bind, listen, and announce. Scripts and tests start a server with -p 0 and
- * read the real port from this line, so it is flushed at once.
- */
 static inline int open_listener(const server_options_t *opts)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
@@ -179,8 +202,8 @@ static inline int open_listener(const server_options_t *opts)
     struct addrinfo *ai;
     int rc = getaddrinfo(opts->addr, opts->port, &hints, &ai);
     if (rc != 0) {
-        fprintf(stderr, "%s: bad address '%s': %s\n", program_name, opts->addr, gai_strerror(rc));
-        exit(2);
+        warn("address %s port %s: %s", opts->addr, opts->port, gai_strerror(rc));
+        exit(1);
     }
     int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
     if (fd < 0)
@@ -198,16 +221,23 @@ static inline int open_listener(const server_options_t *opts)
     freeaddrinfo(ai);
     if (listen(fd, LISTEN_BACKLOG) < 0)
         die("listen");
+    return fd;
+}
 
+/*
+ * Say where we listen, once ready to serve. Scripts and tests start a server
+ * with -p 0 and read the real port from this line, so it is flushed at once.
+ */
+static inline void announce_listening(int listen_fd)
+{
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     char where[INET6_ADDRSTRLEN + 16];
-    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    if (getsockname(listen_fd, (struct sockaddr *)&ss, &len) < 0)
         die("getsockname");
     format_address(&ss, where, sizeof where);
     printf("listening on %s\n", where);
     fflush(stdout);
-    return fd;
 }
 
 /* ---- descriptors ------------------------------------------------------- */
@@ -276,6 +306,8 @@ static inline void on_stop_signal(int sig)
         (void)!write(stop_pipe[1], "x", 1);
     if (listener_to_shut >= 0)
         shutdown(listener_to_shut, SHUT_RDWR);
+    if (client_to_shut >= 0)
+        shutdown(client_to_shut, SHUT_RDWR);
     errno = saved;
 }
 
@@ -312,6 +344,17 @@ static inline void install_signal_handlers(void)
 static inline void shut_listener_on_stop(int listen_fd)
 {
     listener_to_shut = listen_fd;
+}
+
+/*
+ * The same for the client being served (-1 when none). A signal during a
+ * write() that has already sent part of the buffer does not fail with EINTR:
+ * write() returns the short count, and write_all() would block again on a
+ * client that never reads. Shut down, the socket fails every call at once.
+ */
+static inline void shut_client_on_stop(int fd)
+{
+    client_to_shut = fd;
 }
 
 static inline void close_stop_pipe(void)
