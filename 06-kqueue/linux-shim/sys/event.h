@@ -46,7 +46,7 @@ struct kevent {
     uintptr_t ident; /* the file descriptor */
     int16_t filter;  /* EVFILT_READ or EVFILT_WRITE */
     uint16_t flags;  /* EV_* action flags in, EV_EOF / EV_ERROR out */
-    uint32_t fflags; /* out: the socket error (SO_ERROR) with EV_EOF */
+    uint32_t fflags; /* always 0 here: see kq_shim_fill */
     intptr_t data;   /* out: a size hint, or the errno with EV_ERROR */
     void *udata;     /* opaque, handed back unchanged */
 };
@@ -221,8 +221,7 @@ static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent 
  * on a listening socket: Linux cannot tell the accept queue's length, so 1.
  * WRITE gives SO_SNDBUF minus the bytes queued (SIOCOUTQ), else 1; rough,
  * since socket(7) says SO_SNDBUF reads back doubled for kernel bookkeeping. */
-static inline void kq_shim_fill(struct kevent *out, int fd, unsigned bit, void *udata, uint32_t ev,
-                                int so_error)
+static inline void kq_shim_fill(struct kevent *out, int fd, unsigned bit, void *udata, uint32_t ev)
 {
     int n = 0, sndbuf = 0;
     socklen_t len = sizeof sndbuf;
@@ -234,30 +233,25 @@ static inline void kq_shim_fill(struct kevent *out, int fd, unsigned bit, void *
         out->data = sndbuf - n;
     /* EOF comes only from the kernel's hang-up bits, never from FIONREAD == 0:
      * EPOLLRDHUP is the peer's FIN, EPOLLHUP both directions shut, EPOLLERR a
-     * socket error. kqueue(2) warns EOF may come while data is still pending. */
-    if ((ev & (EPOLLHUP | EPOLLERR)) || (bit == KQ_SHIM_READ && (ev & EPOLLRDHUP))) {
+     * socket error. kqueue(2) warns EOF may come while data is still pending.
+     * Native kqueue also puts the socket error in fflags; Linux can only read
+     * SO_ERROR by clearing it, which would turn the reset that read() should
+     * report into a clean EOF, so the shim leaves fflags 0. */
+    if ((ev & (EPOLLHUP | EPOLLERR)) || (bit == KQ_SHIM_READ && (ev & EPOLLRDHUP)))
         out->flags |= EV_EOF;
-        out->fflags = (uint32_t)so_error;
-    }
 }
 
 /* Split one epoll event into up to two kevents, one per enabled filter. */
 static inline int kq_shim_split(struct kq_shim *st, const struct epoll_event *ev,
                                 struct kevent *out, int room)
 {
-    int fd = ev->data.fd, n = 0, so_error = 0;
+    int fd = ev->data.fd, n = 0;
     struct kq_shim_fd *f = &st->fds[fd]; /* in the table: only EV_ADD puts fds in epoll */
-    if (ev->events & EPOLLERR) {
-        /* Reading SO_ERROR clears it, so a later read() sees EOF, not the error. */
-        socklen_t len = sizeof so_error;
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0)
-            so_error = 0;
-    }
     uint32_t any = EPOLLHUP | EPOLLERR;
     if ((f->enabled & KQ_SHIM_READ) && (ev->events & (EPOLLIN | EPOLLRDHUP | any)) && n < room)
-        kq_shim_fill(&out[n++], fd, KQ_SHIM_READ, f->udata[0], ev->events, so_error);
+        kq_shim_fill(&out[n++], fd, KQ_SHIM_READ, f->udata[0], ev->events);
     if ((f->enabled & KQ_SHIM_WRITE) && (ev->events & (EPOLLOUT | any)) && n < room)
-        kq_shim_fill(&out[n++], fd, KQ_SHIM_WRITE, f->udata[1], ev->events, so_error);
+        kq_shim_fill(&out[n++], fd, KQ_SHIM_WRITE, f->udata[1], ev->events);
     return n;
 }
 
