@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     server_options_t opts;
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     install_signal_handlers();
+    raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
     announce_listening(listen_fd);

@@ -160,6 +160,7 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     install_signal_handlers();
     install_reaper();
+    raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
     announce_listening(listen_fd);

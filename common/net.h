@@ -25,6 +25,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +53,12 @@ typedef struct {
 
 static const char *program_name = "server";
 
-/* Set by SIGINT/SIGTERM; every loop checks it. */
-static volatile sig_atomic_t stop_requested = 0;
+/*
+ * Set by SIGINT/SIGTERM; every loop checks it. A lock-free atomic rather than
+ * volatile sig_atomic_t: C11 allows both in a signal handler, but only the
+ * atomic may also be read by other threads (03's workers) without a race.
+ */
+static atomic_int stop_requested = 0;
 
 /* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
 static int stop_pipe[2] = {-1, -1};

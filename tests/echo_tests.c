@@ -1,0 +1,1231 @@
+/*
+ * echo_tests.c - the black-box test suite, one test per run.
+ *
+ *     echo_tests SERVER-BINARY TEST-NAME
+ *
+ * e.g. `build/dev/bin/echo_tests build/dev/bin/05-poll half-close`. ctest
+ * runs every test that applies to a rung as "<rung>:<test>" (see
+ * tests/CMakeLists.txt); `echo_tests` alone lists the tests.
+ *
+ * Each test starts the server with -p 0, talks to it over loopback like any
+ * client, looks at it through /proc, and stops it with SIGTERM, which must
+ * end it with status 0, no process left behind and no sanitizer report. It
+ * prints one line per check with the figures it saw; the exit status is 0
+ * only if every check passed.
+ *
+ * The tests assert behaviour, not speed: the only clocks are generous
+ * time-outs that turn a hang into a failure, and CPU-time bounds that tell a
+ * sleeping server from a spinning one. The "pitfall" numbers refer to
+ * PITFALLS.md in the project notes.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef LADDER_TSAN
+#define LADDER_TSAN 0 /* CMake sets 1 in the ThreadSanitizer build */
+#endif
+
+/* Which rung a binary is: "05-poll" is rung 5. */
+typedef struct {
+    const char *binary;
+    char name[32];
+    int number; /* 1 (blocking) .. 7 (epoll) */
+} rung_t;
+
+/* ======================================================================== */
+/* small helpers shared by the tests                                       */
+/* ======================================================================== */
+
+/*
+ * CPU time over wall time that still counts as "asleep". A loop spinning on
+ * a ready descriptor uses close to 1.0; a sleeping one close to 0. The bound
+ * is generous so that a loaded machine cannot fail a correct server.
+ */
+#define IDLE_CPU_BOUND 0.25
+
+/* Print what went wrong for the first few exchanges that did not end ok. */
+static void show_failures(const echo_t *e, size_t n, size_t max_shown)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < n && shown < max_shown; i++)
+        if (e[i].result != ECHO_OK) {
+            note("connection %zu: %s: %s", i, echo_result_name(e[i].result), e[i].why);
+            shown++;
+        }
+}
+
+static size_t count_results(const echo_t *e, size_t from, size_t to, echo_result_t result)
+{
+    size_t count = 0;
+    for (size_t i = from; i < to; i++)
+        count += e[i].result == result;
+    return count;
+}
+
+/* Connect n clients and hold them; returns how many connected. */
+static size_t open_clients(int port, int *fds, size_t n)
+{
+    size_t opened = 0;
+    while (opened < n && (fds[opened] = client_connect(port, 0)) >= 0)
+        opened++;
+    return opened;
+}
+
+static void close_clients(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+}
+
+/*
+ * Read slowly (read_per_tick) until enough(ctx) says the slow phase has done
+ * its job, then at full speed until the exchange ends. The slow phase ends
+ * on a count of ticks, not on the clock, so a loaded machine cannot finish
+ * the transfer before the test has done what it does meanwhile.
+ */
+#define SLOW_PHASE_LIMIT_S 60.0
+
+static void echo_slow_then_fast(echo_t *e, echo_opts_t slow, bool (*enough)(void *ctx),
+                                double fast_timeout_s)
+{
+    double deadline = now_s() + SLOW_PHASE_LIMIT_S;
+    slow.timeout_s = 0.5; /* a slice; the next run carries on */
+    while (echo_unfinished(e) && !enough(slow.ctx) && now_s() < deadline)
+        echo_run(e, 1, &slow);
+    echo_run(e, 1, &(echo_opts_t){.timeout_s = fast_timeout_s});
+}
+
+/* The server at rest: what "back to baseline" checks compare with. */
+typedef struct {
+    int fds;
+    int threads;
+} baseline_t;
+
+/*
+ * Measured once one client has come and gone, not straight after the
+ * listening line: a server may still be setting up when it prints that line
+ * (an epoll descriptor, say), and a sanitizer runtime may start a thread of
+ * its own with the first pthread_create (ThreadSanitizer does).
+ */
+static baseline_t take_baseline(const server_t *s)
+{
+    int threads_at_start = proc_thread_count(s->pid);
+    int fd = client_connect(s->port, 0);
+    if (fd >= 0) {
+        echo_once(fd, 12, 100, ECHO_SHUT_AFTER_ECHO, 5.0);
+        close(fd); /* its EOF came after the server closed its end */
+    }
+    baseline_t b = {.fds = proc_fd_count(s->pid),
+                    .threads = settle(proc_thread_count, s->pid, threads_at_start, 2.0)};
+    if (b.threads != threads_at_start)
+        note("threads: %d at start, %d once a client came and went (taken as the baseline)",
+             threads_at_start, b.threads);
+    return b;
+}
+
+/* The baseline checks that end most tests: fds (and threads, children). */
+static void expect_fds_back(const server_t *s, int baseline, double timeout_s)
+{
+    int now = settle(proc_fd_count, s->pid, baseline, timeout_s);
+    expect(now == baseline, "server's open fds back to baseline: %d (baseline %d)", now, baseline);
+}
+
+/* A new client gets a correct echo: the server is alive and serving. */
+static bool expect_fresh_echo(const server_t *s, size_t length, const char *when)
+{
+    int fd = client_connect(s->port, 0);
+    bool ok = fd >= 0 && echo_once(fd, 0xf7e5, length, ECHO_SHUT_AFTER_ECHO, 10.0);
+    if (fd >= 0)
+        close(fd);
+    return expect(ok, "a new client's %zu-byte echo is correct %s", length, when);
+}
+
+/* ======================================================================== */
+/* bad-args: the command-line contract                                      */
+/* ======================================================================== */
+
+/*
+ * Proves: bad arguments give a one-line error and the usage on stderr, exit
+ * status 2, and no server; -h prints the usage and exits 0. (DESIGN.md,
+ * "Command-line contract".)
+ */
+
+/* Lines on stderr that are neither the usage nor its continuation. */
+static int error_lines(const char *text)
+{
+    int count = 0;
+    for (const char *line = text; *line; ) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char copy[512];
+        snprintf(copy, sizeof copy, "%.*s", (int)len, line);
+        if (len > 0 && line[0] != ' ' && line[0] != '\t' && !strcasestr(copy, "usage"))
+            count++;
+        line += len + (end != NULL);
+    }
+    return count;
+}
+
+/* "exit status N", or why there is none. */
+static const char *describe_run(const run_result_t *res)
+{
+    static char text[64];
+    if (res->exited)
+        snprintf(text, sizeof text, "exit status %d", res->code);
+    else
+        snprintf(text, sizeof text, "no exit status: killed after the time-out or by a signal");
+    return text;
+}
+
+/* NULL if the run was a proper rejection, else what was wrong with it. */
+static const char *rejection_problem(const run_result_t *res)
+{
+    if (!res->exited || res->code != 2)
+        return describe_run(res);
+    if (res->out[0] != '\0')
+        return "wrote to stdout";
+    if (!strcasestr(res->err, "usage"))
+        return "no usage on stderr";
+    if (error_lines(res->err) != 1)
+        return "not exactly one error line besides the usage";
+    if (sanitizer_report_in(res->err))
+        return "sanitizer report on stderr";
+    return NULL;
+}
+
+static void expect_rejected(const rung_t *r, const char *what, const char *const *args)
+{
+    run_result_t res;
+    const char *problem = "could not run it";
+    if (run_to_exit(r->binary, args, 5.0, &res))
+        problem = rejection_problem(&res);
+    expect(!problem, "%-24s -> status 2, one error line and the usage on stderr%s%s", what,
+           problem ? ": " : "", problem ? problem : "");
+    if (problem && res.err)
+        note("stderr was: %.200s", res.err);
+    run_result_free(&res);
+}
+
+static void test_bad_args(const rung_t *r)
+{
+    static const char *const unknown_flag[] = {"-x", NULL};
+    static const char *const word_port[] = {"-p", "notaport", NULL};
+    static const char *const big_port[] = {"-p", "70000", NULL};
+    static const char *const missing_value[] = {"-p", NULL};
+    static const char *const stray_word[] = {"stray", NULL};
+    static const char *const bad_stack[] = {"-s", "abc", NULL};
+    static const char *const help[] = {"-h", NULL};
+
+    expect_rejected(r, "-x (unknown flag)", unknown_flag);
+    expect_rejected(r, "-p notaport", word_port);
+    expect_rejected(r, "-p 70000", big_port);
+    expect_rejected(r, "-p (no value)", missing_value);
+    expect_rejected(r, "stray (extra argument)", stray_word);
+    if (r->number == 3)
+        expect_rejected(r, "-s abc (bad stack size)", bad_stack);
+
+    run_result_t res;
+    bool ran = run_to_exit(r->binary, help, 5.0, &res);
+    expect(ran && res.exited && res.code == 0 &&
+               (strcasestr(res.out, "usage") || strcasestr(res.err, "usage")) &&
+               !strstr(res.out, "listening"),
+           "-h -> status 0 and the usage (%s)", ran ? describe_run(&res) : "could not run it");
+    run_result_free(&res);
+}
+
+/* ======================================================================== */
+/* port-in-use                                                              */
+/* ======================================================================== */
+
+/*
+ * Proves: a second copy on a port already taken exits 1 with a message that
+ * names the address, and the first copy keeps serving. The listener uses
+ * SO_REUSEADDR, not SO_REUSEPORT, which would let both bind. (Pitfall 8.)
+ */
+static void test_port_in_use(const rung_t *r)
+{
+    server_t first;
+    if (server_start(&first, r->binary, NULL)) {
+        char port[16];
+        snprintf(port, sizeof port, "%d", first.port);
+        const char *const args[] = {"-p", port, NULL};
+        run_result_t second;
+        if (run_to_exit(r->binary, args, 5.0, &second)) {
+            char line[200];
+            snprintf(line, sizeof line, "%.*s", (int)strcspn(second.err, "\n"), second.err);
+            expect(second.exited && second.code == 1, "a second copy on port %s exits with status 1 (%s)",
+                   port, describe_run(&second));
+            expect(strstr(second.err, "127.0.0.1") && strstr(second.err, port),
+                   "its stderr names 127.0.0.1 and port %s: \"%s\"", port, line);
+            expect(!strstr(second.out, "listening"), "it printed no listening line");
+        } else {
+            expect(false, "could not run a second copy");
+        }
+        run_result_free(&second);
+        expect_fresh_echo(&first, 64 * KIB, "from the first copy");
+        server_stop(&first);
+    }
+    server_cleanup(&first);
+}
+
+/* ======================================================================== */
+/* echo-random                                                              */
+/* ======================================================================== */
+
+/*
+ * Proves: RFC 862 byte for byte. Payloads from 1 byte to 1 MiB, written in
+ * random chunk sizes while the echo is read concurrently, come back exactly,
+ * with nothing extra and a clean EOF after we shut down our side. Sizes
+ * straddle the servers' 16 KiB buffer. (Pitfalls 1, 2, 4, 16.)
+ */
+static void test_echo_random(const rung_t *r)
+{
+    static const size_t sizes[] = {1, 2, 100, 1460, 16383, 16384, 16385, 65537, 300001, MIB};
+    static const size_t max_chunks[] = {64 * KIB, 1000, 256 * KIB};
+    server_t s;
+    if (server_start(&s, r->binary, NULL)) {
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            int fd = client_connect(s.port, 0);
+            if (fd < 0) {
+                expect(false, "connection %zu could not be opened", i + 1);
+                break;
+            }
+            echo_t e;
+            echo_init(&e, fd, 100 + i, sizes[i], ECHO_SHUT_AFTER_ECHO);
+            e.max_chunk = max_chunks[i % 3];
+            echo_run(&e, 1, &(echo_opts_t){.timeout_s = 10.0});
+            expect(e.result == ECHO_OK, "%7zu bytes in writes of 1..%zu bytes: %s", sizes[i],
+                   e.max_chunk, e.why);
+            close(fd);
+            if (e.result == ECHO_TIMEOUT)
+                break; /* a hung server would only repeat this */
+        }
+        server_stop(&s);
+    }
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* half-close                                                               */
+/* ======================================================================== */
+
+/*
+ * Proves: EOF from the client means "done sending", not "go away". The
+ * client writes 1 MiB, shuts down its sending side at once and reads: it
+ * must get the whole echo and then EOF, not ECONNRESET. With a small client
+ * SO_RCVBUF the server still owes most of the echo when the FIN arrives.
+ * (Pitfall 14; for 02-fork, also the parent closing its copy, pitfall 11.)
+ */
+#define HALF_CLOSE_ROUNDS 9
+
+static void test_half_close(const rung_t *r)
+{
+    server_t s;
+    if (server_start(&s, r->binary, NULL)) {
+        for (int i = 0; i < HALF_CLOSE_ROUNDS; i++) {
+            int rcvbuf = i == 0 ? 0 : 4096;
+            int fd = client_connect(s.port, rcvbuf);
+            if (fd < 0) {
+                expect(false, "round %d: could not connect", i + 1);
+                break;
+            }
+            echo_t e;
+            echo_init(&e, fd, 200 + (uint64_t)i, MIB, ECHO_SHUT_AFTER_SEND);
+            echo_run(&e, 1, &(echo_opts_t){.timeout_s = 10.0});
+            bool ok = expect(e.result == ECHO_OK, "round %d (SO_RCVBUF %s): shutdown(SHUT_WR) after 1 MiB: %s",
+                             i + 1, rcvbuf ? "4096" : "default", e.why);
+            close(fd);
+            if (!ok)
+                break; /* later rounds would only repeat the verdict, or the wait */
+        }
+        server_stop(&s);
+    }
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* reset                                                                    */
+/* ======================================================================== */
+
+/*
+ * Proves: a client that vanishes never takes the server down. Three kinds,
+ * in turn:
+ *   - it pushes data and resets (SO_LINGER {1,0}) while the echo flows;
+ *   - it has a tiny SO_RCVBUF, pushes megabytes without reading and closes
+ *     with the echo unread, which the kernel turns into an RST;
+ *   - it sends 64 KiB, shuts down its side and closes at once, before the
+ *     echo is back. The server has seen the FIN (CLOSE_WAIT), our kernel
+ *     answers its echo with an RST, and the server's next write fails with
+ *     EPIPE and raises SIGPIPE, which kills a server that did not ignore it.
+ *     (After an RST in the ESTABLISHED state the first write reports
+ *     ECONNRESET instead, without SIGPIPE; that is why the first two kinds
+ *     alone rarely catch a missing SIG_IGN.)
+ * Afterwards the server is alive, echoes correctly and holds no leftover
+ * descriptor. (Pitfalls 9, 17.)
+ */
+#define RESET_ROUNDS 60
+
+typedef enum { RESET_MID_TRANSFER, CLOSE_UNREAD, CLOSE_BEFORE_ECHO, VANISH_KINDS } vanish_t;
+
+/* One client that goes away in the given manner; returns bytes it sent. */
+static size_t vanishing_client(int port, vanish_t how, uint64_t seed)
+{
+    int fd = client_connect(port, how == CLOSE_UNREAD ? 4096 : 0);
+    if (fd < 0)
+        return 0;
+    size_t sent = 0;
+    switch (how) {
+    case RESET_MID_TRANSFER:
+        sent = client_push_until_blocked(fd, seed, 2 * MIB, 0.03);
+        client_reset(fd);
+        break;
+    case CLOSE_UNREAD:
+        sent = client_push_until_blocked(fd, seed, 4 * MIB, 0.03);
+        close(fd);
+        break;
+    default:
+        sent = client_push_until_blocked(fd, seed, 64 * KIB, 0.03);
+        shutdown(fd, SHUT_WR);
+        close(fd);
+    }
+    return sent;
+}
+
+static void test_reset(const rung_t *r)
+{
+    server_t s;
+    if (!server_start(&s, r->binary, NULL)) {
+        server_cleanup(&s);
+        return;
+    }
+    int baseline = take_baseline(&s).fds;
+    size_t pushed = 0;
+    int rounds = 0;
+    for (; rounds < RESET_ROUNDS && server_alive(&s); rounds++)
+        pushed += vanishing_client(s.port, (vanish_t)(rounds % VANISH_KINDS), (uint64_t)rounds);
+    note("%d clients reset, closed unread, or closed before their echo (%zu MiB sent in all)", rounds,
+         pushed / MIB);
+    if (expect(server_alive(&s), "server survived them (pid %d)", (int)s.pid)) {
+        expect_fresh_echo(&s, MIB, "afterwards");
+        expect_fds_back(&s, baseline, 5.0);
+    }
+    server_stop(&s);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* sigterm                                                                  */
+/* ======================================================================== */
+
+/*
+ * Proves: SIGTERM (and SIGINT) end the server cleanly while clients are
+ * connected, one idle and one in the middle of a transfer the server cannot
+ * finish: exit status 0 within seconds, so the leak checker runs, and no
+ * sanitizer report. For 02-fork every child is gone too, and for 03-threads
+ * the process (with all its threads). Every client sees its connection end.
+ * (DESIGN.md "Signals and exit"; pitfall 24.)
+ */
+static void expect_children_gone(const proc_id_t *kids, int n)
+{
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        left += proc_still_exists(&kids[i]);
+    expect(left == 0, "all %d recorded children are gone (%d left)", n, left);
+}
+
+static void expect_clients_closed(const int *fds, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        int how = client_await_close(fds[i], 3.0);
+        expect(how >= 0, "the %s client's connection ended (%s)", names[i],
+               how == 0 ? "EOF" : how > 0 ? strerror(how) : "still open after 3 s");
+    }
+}
+
+static void test_sigterm(const rung_t *r)
+{
+    enum { BUSY, IDLE, SERVED, NCLIENTS };
+    static const char *const names[NCLIENTS] = {"busy", "idle", "served"};
+    int fds[NCLIENTS] = {-1, -1, -1};
+    proc_id_t kids[16];
+    int nkids = 0;
+    server_t s;
+    if (!server_start(&s, r->binary, NULL))
+        goto out;
+
+    /* Busy first: 01-blocking then sits inside write() for it. */
+    fds[BUSY] = client_connect(s.port, 4096);
+    size_t pushed = fds[BUSY] >= 0 ? client_push_until_blocked(fds[BUSY], 1, 8 * MIB, 0.2) : 0;
+    fds[IDLE] = client_connect(s.port, 0);
+    note("one client pushed %zu KiB without reading; another connected and sent nothing", pushed / KIB);
+    if (r->number >= 2) {
+        fds[SERVED] = client_connect(s.port, 0);
+        expect(fds[SERVED] >= 0 && echo_once(fds[SERVED], 3, 1000, ECHO_KEEP_OPEN, 5.0),
+               "a third client is being served alongside them");
+    }
+    if (r->number == 2) {
+        double deadline = now_s() + 3.0;
+        while ((nkids = proc_list_children(s.pid, kids, 16)) < 3 && now_s() < deadline)
+            sleep_s(0.02);
+        expect(nkids >= 3, "one child process per connection: %d children", nkids);
+    }
+    if (r->number == 3) {
+        int threads = proc_thread_count(s.pid);
+        expect(threads >= 4, "one thread per connection: %d threads (main + 3 clients)", threads);
+    }
+    server_stop(&s);
+    if (r->number == 2)
+        expect_children_gone(kids, nkids);
+    if (r->number == 3)
+        expect(proc_thread_count(s.pid) < 0, "the process is gone, threads and all");
+    expect_clients_closed(fds, names, NCLIENTS);
+out:
+    close_clients(fds, NCLIENTS);
+    server_cleanup(&s);
+
+    /*
+     * SIGINT takes the same path. The client is served first and the signal
+     * comes 50 ms later, when the server is surely waiting for its next bytes
+     * (a blocking server that checks its stop flag only between calls would
+     * miss a signal landing just before a read; that race is not this check).
+     */
+    int fd = -1;
+    if (server_start(&s, r->binary, NULL)) {
+        fd = client_connect(s.port, 0);
+        expect(fd >= 0 && echo_once(fd, 4, 1000, ECHO_KEEP_OPEN, 5.0), "a client is connected and served");
+        sleep_s(0.05);
+        server_stop_with(&s, SIGINT);
+    }
+    if (fd >= 0)
+        close(fd);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* stall (01 only): the wall of the blocking rung                           */
+/* ======================================================================== */
+
+/*
+ * Proves the wall 01-blocking exists to show: while client A is connected
+ * and silent, client B's bytes are not echoed at all (we wait 1 s); once A
+ * hangs up, B is answered. The test asserts the behaviour, not a number.
+ */
+static void test_stall(const rung_t *r)
+{
+    server_t s;
+    int a = -1, b = -1;
+    if (!server_start(&s, r->binary, NULL))
+        goto out;
+    a = client_connect(s.port, 0);
+    b = client_connect(s.port, 0);
+    if (!expect(a >= 0 && b >= 0, "clients A and B connected (the kernel completes both handshakes)"))
+        goto out;
+    echo_t e;
+    echo_init(&e, b, 5, 100, ECHO_KEEP_OPEN);
+    echo_run(&e, 1, &(echo_opts_t){.timeout_s = 1.0});
+    expect(e.result == ECHO_TIMEOUT && e.received == 0,
+           "B sent %zu bytes and got none back during the 1 s A held the server (%s)", e.sent,
+           echo_result_name(e.result));
+    double closed_at = now_s();
+    close(a);
+    a = -1;
+    echo_run(&e, 1, &(echo_opts_t){.timeout_s = 5.0});
+    expect(e.result == ECHO_OK, "after A closed, B's echo arrived %.1f ms later: %s",
+           (now_s() - closed_at) * 1000.0, e.why);
+    server_stop(&s);
+out:
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* idle-does-not-block (02-07)                                              */
+/* ======================================================================== */
+
+/*
+ * Proves 01's wall is gone: with one client idle after an exchange and
+ * another connected but silent, a third client's echo arrives within 2 s.
+ * For the event rungs this also covers a blocking accepted socket (O_NONBLOCK
+ * is not inherited from the listener on Linux). Then, with those idle
+ * clients still connected, the server must sleep: a loop that keeps write
+ * interest registered on a socket that is almost always writable spins at
+ * 100 % CPU. (Pitfalls 3, 20.)
+ */
+static void test_idle_does_not_block(const rung_t *r)
+{
+    server_t s;
+    int fds[2] = {-1, -1};
+    if (server_start(&s, r->binary, NULL)) {
+        fds[0] = client_connect(s.port, 0);
+        expect(fds[0] >= 0 && echo_once(fds[0], 6, 1000, ECHO_KEEP_OPEN, 5.0),
+               "client A was served once and now sits idle");
+        fds[1] = client_connect(s.port, 0);
+        int b = client_connect(s.port, 0);
+        double start = now_s();
+        bool ok = b >= 0 && echo_once(b, 7, 4 * KIB, ECHO_SHUT_AFTER_ECHO, 2.0);
+        expect(ok, "client B's echo arrived within 2 s while A and a silent client C hold on (%.1f ms)",
+               (now_s() - start) * 1000.0);
+        if (b >= 0)
+            close(b);
+        double cpu = cpu_share_over(s.pid, 1.0);
+        expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "with A and C connected and idle the server sleeps: %.0f%% of a CPU over 1 s (bound %.0f%%)",
+               cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+        server_stop(&s);
+    }
+    close_clients(fds, 2);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* many-clients (02-07)                                                     */
+/* ======================================================================== */
+
+/*
+ * Proves: many simultaneous connections, all opened before any sends, each
+ * get exactly their own payload back (no fd mix-up such as passing &fd to a
+ * thread), and everything is released afterwards: descriptors, and for
+ * 02-fork the children (no zombies), for 03-threads the threads.
+ * (Pitfalls 5, 11, 12.)
+ */
+static size_t many_clients_count(const rung_t *r)
+{
+    switch (r->number) {
+    case 2: return 1000;
+    case 3: return LADDER_TSAN ? 200 : 1000; /* TSan caps live threads */
+    case 4: return 900;                      /* below select's FD_SETSIZE */
+    default: return 2000;
+    }
+}
+
+/* While every client is connected: one child, or one thread, per client. */
+static void expect_one_worker_each(const rung_t *r, const server_t *s, size_t n, int threads_before)
+{
+    if (r->number == 2) {
+        int live = proc_live_children(s->pid);
+        expect(live >= (int)n, "one child per connection: %d children for %zu clients", live, n);
+    }
+    if (r->number == 3) {
+        int threads = proc_thread_count(s->pid);
+        expect(threads >= threads_before + (int)n, "one thread per connection: %d threads (%d before)",
+               threads, threads_before);
+    }
+}
+
+static void expect_workers_released(const rung_t *r, const server_t *s, int threads_before)
+{
+    if (r->number == 2) {
+        int live = settle(proc_live_children, s->pid, 0, 30.0);
+        expect(live == 0, "every child exited: %d left", live);
+        int zombies = settle(proc_zombie_children, s->pid, 0, 10.0);
+        expect(zombies == 0, "every child was reaped: %d zombies", zombies);
+    }
+    if (r->number == 3) {
+        int threads = settle(proc_thread_count, s->pid, threads_before, 30.0);
+        expect(threads == threads_before, "threads back to baseline: %d (baseline %d)", threads,
+               threads_before);
+    }
+}
+
+/* Phase two of the exchange: shut down our side, expect EOF and nothing else. */
+static size_t hang_up_all(echo_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (e[i].result == ECHO_OK) {
+            e[i].end = ECHO_SHUT_AFTER_ECHO;
+            e[i].result = ECHO_PENDING;
+        }
+    return echo_run(e, n, &(echo_opts_t){.timeout_s = 30.0});
+}
+
+static void test_many_clients(const rung_t *r)
+{
+    size_t n = many_clients_count(r), opened = 0;
+    int *fds = calloc(n, sizeof *fds);
+    echo_t *e = calloc(n, sizeof *e);
+    server_t s;
+    if (!fds || !e || !server_start(&s, r->binary, NULL))
+        goto out;
+    baseline_t baseline = take_baseline(&s);
+
+    opened = open_clients(s.port, fds, n);
+    if (!expect(opened == n, "%zu of %zu clients connected and held open together", opened, n))
+        goto stop;
+    for (size_t i = 0; i < n; i++) {
+        echo_init(&e[i], fds[i], 1000 + i, 200 + (i * 7919) % 3000, ECHO_KEEP_OPEN);
+        e[i].max_chunk = 1000;
+    }
+    double start = now_s();
+    size_t ok = echo_run(e, n, &(echo_opts_t){.timeout_s = 30.0});
+    expect(ok == n, "%zu of %zu clients got exactly their own payload back (%.2f s)", ok, n,
+           now_s() - start);
+    expect_one_worker_each(r, &s, n, baseline.threads);
+    size_t hung_up = hang_up_all(e, n);
+    expect(hung_up == ok, "%zu of those %zu then shut down their side and got a clean EOF", hung_up, ok);
+    show_failures(e, n, 5);
+    close_clients(fds, opened);
+    expect_fds_back(&s, baseline.fds, 30.0);
+    expect_workers_released(r, &s, baseline.threads);
+stop:
+    close_clients(fds, opened);
+    server_stop(&s);
+out:
+    if (!fds || !e)
+        expect(false, "out of memory");
+    else
+        server_cleanup(&s);
+    free(fds);
+    free(e);
+}
+
+/* ======================================================================== */
+/* zombies (02 only)                                                        */
+/* ======================================================================== */
+
+/*
+ * Proves: 02-fork reaps every child. A thousand short connections, one after
+ * another, each with a verified echo; afterwards no child of the server is a
+ * zombie (state Z in /proc/PID/stat), none is left running, and the parent
+ * holds no client descriptor. Children exiting in bursts produce fewer
+ * SIGCHLDs than exits, which a reaper that waits only once would miss.
+ * (Pitfall 11; the SIGCHLD storm is also pitfall 10's EINTR test.)
+ */
+#define ZOMBIE_ROUNDS 1000
+
+static void test_zombies(const rung_t *r)
+{
+    server_t s;
+    if (!server_start(&s, r->binary, NULL)) {
+        server_cleanup(&s);
+        return;
+    }
+    int baseline = take_baseline(&s).fds, rounds = 0, most_zombies = 0;
+    double start = now_s();
+    for (int i = 0; i < ZOMBIE_ROUNDS; i++) {
+        int fd = client_connect(s.port, 0);
+        bool ok = fd >= 0 && echo_once(fd, 300 + (uint64_t)i, 100, ECHO_SHUT_AFTER_ECHO, 5.0);
+        if (fd >= 0)
+            close(fd);
+        if (!ok)
+            break;
+        rounds++;
+        if (i % 100 == 99) {
+            int z = proc_zombie_children(s.pid);
+            most_zombies = z > most_zombies ? z : most_zombies;
+        }
+    }
+    expect(rounds == ZOMBIE_ROUNDS, "%d of %d sequential connect/echo/close rounds ok (%.1f s)", rounds,
+           ZOMBIE_ROUNDS, now_s() - start);
+    note("zombies seen in samples during the run: at most %d", most_zombies);
+    int zombies = settle(proc_zombie_children, s.pid, 0, 5.0);
+    expect(zombies == 0, "no zombie children afterwards: %d", zombies);
+    int live = settle(proc_live_children, s.pid, 0, 10.0);
+    expect(live == 0, "no child still running: %d", live);
+    expect_fds_back(&s, baseline, 5.0);
+    server_stop(&s);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* slow-reader                                                              */
+/* ======================================================================== */
+
+/*
+ * Proves backpressure. A client sends 64 MiB as fast as it can but reads
+ * slowly at first (a small SO_RCVBUF, 64 KiB per 100 ms tick, for 20 ticks):
+ * every byte still comes back, the server's resident memory stays within
+ * 16 MiB of its baseline (it must stop reading a client that does not read,
+ * not queue its bytes), and on the concurrent rungs a second client's pings,
+ * one every other tick, keep being answered meanwhile. (Pitfalls 1, 2, 15.)
+ *
+ * AddressSanitizer keeps freed blocks in a quarantine (256 MiB by default),
+ * which would count as server memory here; the test shrinks it for this
+ * server so that the memory figure is the server's own.
+ */
+#define SLOW_TOTAL (64 * MIB)
+#define SLOW_TICKS 20
+#define RSS_MARGIN_KIB (16 * 1024L)
+
+typedef struct {
+    pid_t pid;
+    int ping_fd;             /* -1 on 01-blocking, which cannot answer anyway */
+    int ticks, pings, pings_ok;
+    double slowest_ping_s;
+    long rss_peak_kib;
+} slow_watch_t;
+
+static void slow_reader_tick(void *ctx)
+{
+    slow_watch_t *w = ctx;
+    long rss = proc_max_rss_kib_with_children(w->pid);
+    if (rss > w->rss_peak_kib)
+        w->rss_peak_kib = rss;
+    if (w->ping_fd >= 0 && ++w->ticks % 2 == 0) {
+        double start = now_s();
+        w->pings_ok += echo_once(w->ping_fd, 400 + (uint64_t)w->pings, 64, ECHO_KEEP_OPEN, 2.0);
+        w->pings++;
+        if (now_s() - start > w->slowest_ping_s)
+            w->slowest_ping_s = now_s() - start;
+    } else if (w->ping_fd < 0) {
+        w->ticks++;
+    }
+}
+
+static bool slow_phase_done(void *ctx)
+{
+    return ((slow_watch_t *)ctx)->ticks >= SLOW_TICKS;
+}
+
+static void test_slow_reader(const rung_t *r)
+{
+    launch_t how = {.asan_options = "quarantine_size_mb=1"};
+    slow_watch_t w = {.ping_fd = -1};
+    server_t s;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    w.pid = s.pid;
+    if (r->number >= 2) {
+        w.ping_fd = client_connect(s.port, 0);
+        expect(w.ping_fd >= 0 && echo_once(w.ping_fd, 8, 64, ECHO_KEEP_OPEN, 5.0), "ping client served");
+    } else {
+        expect_fresh_echo(&s, 64 * KIB, "before the transfer");
+    }
+    long baseline = proc_max_rss_kib_with_children(s.pid);
+    int fd = client_connect(s.port, 32 * KIB);
+    if (fd >= 0) {
+        echo_t e;
+        echo_init(&e, fd, 9, SLOW_TOTAL, ECHO_SHUT_AFTER_SEND);
+        double start = now_s();
+        echo_opts_t slow = {.read_per_tick = 64 * KIB, .tick_ms = 100, .on_tick = slow_reader_tick, .ctx = &w};
+        echo_slow_then_fast(&e, slow, slow_phase_done, 120.0);
+        expect(e.result == ECHO_OK, "64 MiB, read slowly for %d ticks, came back intact: %s (%.1f s)",
+               w.ticks, e.why, now_s() - start);
+        close(fd);
+    }
+    expect(w.rss_peak_kib - baseline <= RSS_MARGIN_KIB,
+           "server memory stayed bounded: VmRSS peak %ld KiB, %+ld KiB over its baseline %ld KiB (limit +%ld)",
+           w.rss_peak_kib, w.rss_peak_kib - baseline, baseline, RSS_MARGIN_KIB);
+    if (w.ping_fd >= 0)
+        expect(w.pings >= SLOW_TICKS / 2 && w.pings_ok == w.pings,
+               "%d of %d pings on a second connection answered while the reader was slow (slowest %.1f ms)",
+               w.pings_ok, w.pings, w.slowest_ping_s * 1000.0);
+    server_stop(&s);
+out:
+    if (w.ping_fd >= 0)
+        close(w.ping_fd);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* connect-close-storm (04-07)                                              */
+/* ======================================================================== */
+
+/*
+ * Proves: thousands of connections that come and go (half closed plainly,
+ * half reset, some after sending data, many before the server gets round to
+ * them) disturb neither the server nor a long-lived client whose echoes are
+ * checked throughout. Afterwards no descriptor is left and the server is
+ * idle: a closed fd left in the interest set, or an unhandled HUP/ERR, would
+ * make it spin. (Pitfalls 5, 17, 21.)
+ */
+#define STORM_CYCLES 2000
+#define STORM_CHECK_EVERY 50
+
+static int connect_close_cycles(const server_t *s, int long_fd, int *checks_ok)
+{
+    static const char data[100] = "a few bytes the server may or may not read before we go";
+    int cycles = 0;
+    for (int i = 0; i < STORM_CYCLES; i++) {
+        int fd = client_connect(s->port, 0);
+        if (fd < 0)
+            break;
+        if (i % 4 >= 2)
+            (void)!send(fd, data, sizeof data, MSG_NOSIGNAL);
+        if (i % 2)
+            client_reset(fd);
+        else
+            close(fd);
+        cycles++;
+        if (i % STORM_CHECK_EVERY == STORM_CHECK_EVERY - 1) {
+            if (!echo_once(long_fd, 500 + (uint64_t)i, 1000 + (size_t)i, ECHO_KEEP_OPEN, 5.0))
+                break;
+            ++*checks_ok;
+        }
+    }
+    return cycles;
+}
+
+static void test_connect_close_storm(const rung_t *r)
+{
+    server_t s;
+    if (!server_start(&s, r->binary, NULL)) {
+        server_cleanup(&s);
+        return;
+    }
+    int baseline = take_baseline(&s).fds, checks_ok = 0;
+    int long_fd = client_connect(s.port, 0);
+    if (expect(long_fd >= 0 && echo_once(long_fd, 10, 1000, ECHO_KEEP_OPEN, 5.0),
+               "a long-lived client is served")) {
+        double start = now_s();
+        int cycles = connect_close_cycles(&s, long_fd, &checks_ok);
+        expect(cycles == STORM_CYCLES, "%d of %d connect/close cycles completed (%.1f s)", cycles,
+               STORM_CYCLES, now_s() - start);
+        expect(checks_ok == STORM_CYCLES / STORM_CHECK_EVERY,
+               "the long-lived client's echoes during the storm: %d of %d correct", checks_ok,
+               STORM_CYCLES / STORM_CHECK_EVERY);
+    }
+    if (long_fd >= 0)
+        close(long_fd);
+    if (expect(server_alive(&s), "server survived the storm")) {
+        expect_fds_back(&s, baseline, 10.0);
+        double cpu = cpu_share_over(s.pid, 1.0);
+        expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "idle afterwards: %.0f%% of a CPU over 1 s (bound %.0f%%)",
+               cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    }
+    server_stop(&s);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* fd-limit (04-07)                                                         */
+/* ======================================================================== */
+
+/*
+ * Proves: at the open-file limit an event loop pauses accepting instead of
+ * spinning. The server runs with RLIMIT_NOFILE 64 (soft and hard, so it
+ * cannot raise it) and 100 clients connect: the kernel queues the surplus,
+ * accept() fails with EMFILE, and a level-triggered listener would stay
+ * readable forever. Over 2 s the server must use well under a CPU, the
+ * clients it accepted must still echo, and once some leave, a waiting
+ * client and then a newcomer are served. (Pitfall 7.)
+ */
+#define FD_LIMIT 64
+#define FD_LIMIT_CLIENTS 100
+#define SURELY_ACCEPTED 30 /* well below 64 minus the server's own fds */
+#define CLIENTS_LEAVING 20
+
+/* Index of the first client whose ping is still waiting, or -1. */
+static int first_waiting(const echo_t *e, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (e[i].result == ECHO_TIMEOUT)
+            return i;
+    return -1;
+}
+
+static void fd_limit_leave_and_rejoin(const server_t *s, int *fds, echo_t *e)
+{
+    int waiting = first_waiting(e, FD_LIMIT_CLIENTS);
+    close_clients(fds, CLIENTS_LEAVING);
+    if (waiting >= 0) {
+        echo_run(&e[waiting], 1, &(echo_opts_t){.timeout_s = 5.0});
+        expect(e[waiting].result == ECHO_OK, "after %d clients left, waiting client %d was served: %s",
+               CLIENTS_LEAVING, waiting, e[waiting].why);
+    }
+    close_clients(fds, FD_LIMIT_CLIENTS);
+    expect_fresh_echo(s, 4 * KIB, "once everyone has left");
+}
+
+static void test_fd_limit(const rung_t *r)
+{
+    launch_t how = {.nofile = FD_LIMIT};
+    int fds[FD_LIMIT_CLIENTS];
+    echo_t e[FD_LIMIT_CLIENTS];
+    size_t opened = 0;
+    server_t s;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    opened = open_clients(s.port, fds, FD_LIMIT_CLIENTS);
+    if (!expect(opened == FD_LIMIT_CLIENTS, "%zu of %d clients connected (the kernel queues what the server cannot take)",
+                opened, FD_LIMIT_CLIENTS))
+        goto stop;
+    sleep_s(0.3); /* let it accept what it can and meet EMFILE */
+    note("server holds %d fds under a limit of %d", proc_fd_count(s.pid), FD_LIMIT);
+    double cpu = cpu_share_over(s.pid, 2.0);
+    expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "no accept spin at the limit: %.0f%% of a CPU over 2 s (bound %.0f%%)",
+           cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+
+    for (int i = 0; i < FD_LIMIT_CLIENTS; i++)
+        echo_init(&e[i], fds[i], 600 + (uint64_t)i, 100, ECHO_KEEP_OPEN);
+    echo_run(e, FD_LIMIT_CLIENTS, &(echo_opts_t){.timeout_s = 2.0});
+    size_t served = count_results(e, 0, FD_LIMIT_CLIENTS, ECHO_OK);
+    size_t early = count_results(e, 0, SURELY_ACCEPTED, ECHO_OK);
+    size_t bad = count_results(e, 0, FD_LIMIT_CLIENTS, ECHO_CORRUPT) +
+                 count_results(e, 0, FD_LIMIT_CLIENTS, ECHO_FAILED);
+    expect(early == SURELY_ACCEPTED, "the first %d clients all echo (%zu do)", SURELY_ACCEPTED, early);
+    expect(served < FD_LIMIT_CLIENTS && bad == 0,
+           "%zu of %d served while at the limit, the rest wait; %zu wrong or failed", served,
+           FD_LIMIT_CLIENTS, bad);
+    show_failures(e, SURELY_ACCEPTED, 3);
+    fd_limit_leave_and_rejoin(&s, fds, e);
+    expect(server_alive(&s), "server alive");
+stop:
+    close_clients(fds, opened);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* select-ceiling (04 only)                                                 */
+/* ======================================================================== */
+
+/*
+ * Proves: 04-select refuses, cleanly and with one stderr line naming
+ * FD_SETSIZE, any connection whose fd would not fit in an fd_set (>= 1024),
+ * and keeps serving the others. FD_SET on such an fd would write past the
+ * bitmap. Both processes have limits well above 1100 fds. (Pitfall 6.)
+ */
+#define CEILING_CLIENTS 1100
+#define CEILING_EARLY 1000 /* surely below the ceiling, whatever else it holds */
+
+/* Copy the first stderr line containing word into line; false if none. */
+static bool stderr_line_with(const server_t *s, const char *word, char *line, size_t size)
+{
+    char *text = server_stderr(s);
+    char *hit = text ? strstr(text, word) : NULL;
+    if (hit) {
+        char *begin = hit;
+        while (begin > text && begin[-1] != '\n')
+            begin--;
+        snprintf(line, size, "%.*s", (int)strcspn(begin, "\n"), begin);
+    }
+    free(text);
+    return hit != NULL;
+}
+
+static void expect_ceiling_outcome(const echo_t *e)
+{
+    size_t ok = count_results(e, 0, CEILING_CLIENTS, ECHO_OK);
+    size_t closed = count_results(e, 0, CEILING_CLIENTS, ECHO_CLOSED);
+    size_t early = count_results(e, 0, CEILING_EARLY, ECHO_OK);
+    expect(ok + closed == CEILING_CLIENTS, "every client either echoed (%zu) or was closed by the server (%zu)",
+           ok, closed);
+    expect(early == CEILING_EARLY, "the first %d clients all echo (%zu do)", CEILING_EARLY, early);
+    expect(closed >= CEILING_CLIENTS - 1024, "at least %d were refused: %zu",
+           CEILING_CLIENTS - 1024, closed);
+    show_failures(e, CEILING_EARLY, 3);
+}
+
+static void test_select_ceiling(const rung_t *r)
+{
+    int *fds = calloc(CEILING_CLIENTS, sizeof *fds);
+    echo_t *e = calloc(CEILING_CLIENTS, sizeof *e);
+    size_t opened = 0;
+    server_t s;
+    if (!fds || !e || !server_start(&s, r->binary, NULL))
+        goto out;
+    int baseline = take_baseline(&s).fds;
+    opened = open_clients(s.port, fds, CEILING_CLIENTS);
+    if (!expect(opened == CEILING_CLIENTS, "%zu of %d clients connected", opened, CEILING_CLIENTS))
+        goto stop;
+    for (size_t i = 0; i < CEILING_CLIENTS; i++)
+        echo_init(&e[i], fds[i], 700 + i, 100, ECHO_KEEP_OPEN);
+    echo_run(e, CEILING_CLIENTS, &(echo_opts_t){.timeout_s = 30.0});
+    expect_ceiling_outcome(e);
+    char line[200] = "";
+    expect(stderr_line_with(&s, "FD_SETSIZE", line, sizeof line), "stderr names FD_SETSIZE: \"%s\"", line);
+    expect(server_alive(&s), "server alive");
+    expect(echo_once(fds[0], 701, 1000, ECHO_KEEP_OPEN, 5.0), "the first client still echoes at the end");
+    close_clients(fds, opened);
+    expect_fds_back(&s, baseline, 10.0);
+stop:
+    close_clients(fds, opened);
+    server_stop(&s);
+out:
+    if (!fds || !e)
+        expect(false, "out of memory");
+    else
+        server_cleanup(&s);
+    free(fds);
+    free(e);
+}
+
+/* ======================================================================== */
+/* signal-storm (02-07)                                                     */
+/* ======================================================================== */
+
+/*
+ * Proves: signals arriving during a transfer lose nothing. While 16 MiB
+ * flow, the server gets 200 SIGWINCH and 50 stop/continue pairs.
+ *
+ * Note what each can and cannot do. SIGWINCH's default action is "ignore",
+ * and the kernel discards an ignored signal without interrupting anything;
+ * it tests a server that installed a handler for it. A process stopped and
+ * continued, though, has epoll_wait() fail with EINTR even without any
+ * handler (signal(7), "Interruption of system calls ... by stop signals"),
+ * so the stop/continue pairs exercise the EINTR path of 07-epoll and of the
+ * kqueue shim; poll, select and blocking reads are restarted by the kernel.
+ * (Pitfall 10.)
+ */
+#define STORM_SIGNALS 200
+#define STORM_STOPS 50
+
+typedef struct {
+    pid_t pid;
+    int ticks, winches, stops;
+} signal_storm_t;
+
+/* SIGSTOP, wait until it has taken effect, SIGCONT. */
+static bool stop_and_continue(pid_t pid)
+{
+    kill(pid, SIGSTOP);
+    double deadline = now_s() + 5.0;
+    while (proc_state(pid) != 'T' && now_s() < deadline)
+        sleep_s(0.0005);
+    bool stopped = proc_state(pid) == 'T';
+    kill(pid, SIGCONT);
+    return stopped;
+}
+
+static void signal_storm_tick(void *ctx)
+{
+    signal_storm_t *st = ctx;
+    if (st->winches < STORM_SIGNALS && kill(st->pid, SIGWINCH) == 0)
+        st->winches++;
+    if (st->ticks++ % 4 == 0 && st->stops < STORM_STOPS && stop_and_continue(st->pid))
+        st->stops++;
+}
+
+static bool storm_done(void *ctx)
+{
+    const signal_storm_t *st = ctx;
+    return st->winches >= STORM_SIGNALS && st->stops >= STORM_STOPS;
+}
+
+static void test_signal_storm(const rung_t *r)
+{
+    server_t s;
+    if (!server_start(&s, r->binary, NULL)) {
+        server_cleanup(&s);
+        return;
+    }
+    signal_storm_t storm = {.pid = s.pid};
+    int fd = client_connect(s.port, 64 * KIB);
+    if (fd >= 0) {
+        echo_t e;
+        echo_init(&e, fd, 11, 16 * MIB, ECHO_SHUT_AFTER_SEND);
+        /* Read slowly (1 MiB/s) until the storm is over, so all of it lands mid-transfer. */
+        echo_opts_t slow = {.read_per_tick = 4 * KIB, .tick_ms = 4, .on_tick = signal_storm_tick, .ctx = &storm};
+        echo_slow_then_fast(&e, slow, storm_done, 60.0);
+        expect(e.result == ECHO_OK, "16 MiB echoed intact through the storm: %s", e.why);
+        expect(storm.winches == STORM_SIGNALS && storm.stops == STORM_STOPS,
+               "the storm landed mid-transfer: %d SIGWINCH, %d stop/continue pairs", storm.winches,
+               storm.stops);
+        close(fd);
+    }
+    if (proc_catches_signal(s.pid, SIGWINCH))
+        note("the server catches SIGWINCH: each one interrupted what it was doing");
+    else
+        note("the server leaves SIGWINCH ignored (its default), so the kernel discards those;"
+             " the stop/continue pairs are what interrupt its waits");
+    if (expect(server_alive(&s), "server alive after the storm"))
+        expect_fresh_echo(&s, 64 * KIB, "after the storm");
+    server_stop(&s);
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* the table, and main                                                      */
+/* ======================================================================== */
+
+#define RUNG(n) (1u << (n))
+#define ALL_RUNGS (RUNG(1) | RUNG(2) | RUNG(3) | RUNG(4) | RUNG(5) | RUNG(6) | RUNG(7))
+#define CONCURRENT_RUNGS (ALL_RUNGS & ~RUNG(1))
+#define EVENT_RUNGS (RUNG(4) | RUNG(5) | RUNG(6) | RUNG(7))
+
+typedef struct {
+    const char *name;
+    unsigned rungs; /* where it applies; tests/CMakeLists.txt registers the same */
+    void (*run)(const rung_t *r);
+    const char *proves;
+} test_t;
+
+static const test_t tests[] = {
+    {"bad-args", ALL_RUNGS, test_bad_args, "bad arguments: status 2 and usage; -h: status 0"},
+    {"port-in-use", ALL_RUNGS, test_port_in_use, "a second copy on a taken port exits 1, naming it"},
+    {"echo-random", ALL_RUNGS, test_echo_random, "1 B .. 1 MiB echoed byte for byte"},
+    {"half-close", ALL_RUNGS, test_half_close, "the whole echo, then EOF, after shutdown(SHUT_WR)"},
+    {"reset", ALL_RUNGS, test_reset, "clients that reset or vanish unread do not hurt the server"},
+    {"sigterm", ALL_RUNGS, test_sigterm, "SIGTERM/SIGINT: exit 0, nothing left, no sanitizer report"},
+    {"slow-reader", ALL_RUNGS, test_slow_reader, "backpressure: 64 MiB to a slow reader, memory bounded"},
+    {"stall", RUNG(1), test_stall, "the blocking wall: an idle client freezes the next one"},
+    {"idle-does-not-block", CONCURRENT_RUNGS, test_idle_does_not_block, "an idle client blocks nobody"},
+    {"many-clients", CONCURRENT_RUNGS, test_many_clients, "many at once, each gets its own bytes, all released"},
+    {"signal-storm", CONCURRENT_RUNGS, test_signal_storm, "signals during a transfer lose nothing"},
+    {"zombies", RUNG(2), test_zombies, "every child is reaped"},
+    {"connect-close-storm", EVENT_RUNGS, test_connect_close_storm, "connections coming and going leave no trace"},
+    {"fd-limit", EVENT_RUNGS, test_fd_limit, "at the fd limit: no spin, service resumes"},
+    {"select-ceiling", RUNG(4), test_select_ceiling, "fds >= FD_SETSIZE refused cleanly, the rest served"},
+};
+
+/* The rung is the last path component named like "05-poll". */
+static bool identify_rung(const char *binary, rung_t *r)
+{
+    *r = (rung_t){.binary = binary};
+    for (const char *p = binary; *p; p++) {
+        bool starts_component = p == binary || p[-1] == '/';
+        if (starts_component && p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9' && p[2] == '-') {
+            r->number = (p[0] - '0') * 10 + (p[1] - '0');
+            snprintf(r->name, sizeof r->name, "%.*s", (int)strcspn(p, "/"), p);
+        }
+    }
+    return r->number >= 1 && r->number <= 7;
+}
+
+static void list_tests(FILE *out)
+{
+    fprintf(out, "usage: echo_tests SERVER-BINARY TEST-NAME\n\ntests:\n");
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+        fprintf(out, "  %-20s %s\n", tests[i].name, tests[i].proves);
+}
+
+static const test_t *find_test(const char *name)
+{
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+        if (strcmp(tests[i].name, name) == 0)
+            return &tests[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    rung_t rung;
+    const test_t *test = argc == 3 ? find_test(argv[2]) : NULL;
+    if (!test) {
+        list_tests(argc == 1 ? stdout : stderr);
+        return argc == 1 ? 0 : 2;
+    }
+    if (!identify_rung(argv[1], &rung) || !(test->rungs & RUNG(rung.number))) {
+        fprintf(stderr, "echo_tests: %s does not apply to %s (want a binary under a folder or name like 05-poll)\n",
+                test->name, argv[1]);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN); /* our writes to reset sockets must just fail */
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* a server's orphans come back to us */
+    long fd_limit = raise_own_fd_limit();
+
+    printf("%s:%s - %s\n", rung.name, test->name, test->proves);
+    printf("        (test process fd limit %ld%s)\n", fd_limit, LADDER_TSAN ? ", ThreadSanitizer build" : "");
+    double start = now_s();
+    test->run(&rung);
+    printf("%s:%s: %s (%d failed check%s, %.1f s)\n", rung.name, test->name,
+           harness_failures ? "FAILED" : "passed", harness_failures, harness_failures == 1 ? "" : "s",
+           now_s() - start);
+    return harness_failures ? 1 : 0;
+}
