@@ -16,7 +16,7 @@
  * The tests assert behaviour, not speed: the only clocks are generous
  * time-outs that turn a hang into a failure, and CPU-time bounds that tell a
  * sleeping server from a spinning one. The "pitfall" numbers refer to
- * PITFALLS.md in the project notes.
+ * the table in tests/README.md.
  */
 #include "harness.h"
 
@@ -157,8 +157,8 @@ static bool expect_fresh_echo(const server_t *s, size_t length, const char *when
 
 /*
  * Proves: bad arguments give a one-line error and the usage on stderr, exit
- * status 2, and no server; -h prints the usage and exits 0. (DESIGN.md,
- * "Command-line contract".)
+ * status 2, and no server; -h prints the usage and exits 0. (The command-line
+ * contract in README.md.)
  */
 
 /* Lines on stderr that are neither the usage nor its continuation. */
@@ -434,7 +434,7 @@ static void test_reset(const rung_t *r)
  * finish: exit status 0 within seconds, so the leak checker runs, and no
  * sanitizer report. For 02-fork every child is gone too, and for 03-threads
  * the process (with all its threads). Every client sees its connection end.
- * (DESIGN.md "Signals and exit"; pitfall 24.)
+ * (Pitfall 24.)
  */
 static void expect_children_gone(const proc_id_t *kids, int n)
 {
