@@ -34,7 +34,6 @@ typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
     size_t pending_len; /* bytes in pending */
-    size_t pending_off; /* of which already sent */
     size_t slot;        /* its entry in pollfds */
 } conn_t;
 
@@ -105,7 +104,8 @@ static void watch_listener(bool on)
 
 /* ---- one connection ---------------------------------------------------- */
 
-/* Echo data; keep whatever the peer's socket buffer could not take. */
+/* Write what the peer's socket buffer takes; keep the rest (at most one
+ * buffer's worth) to send when it is writable again. */
 static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
     ssize_t n = write(c->fd, data, len);
@@ -122,7 +122,6 @@ static bool send_or_keep(conn_t *c, const char *data, size_t len)
         }
         memcpy(c->pending, data + sent, len - sent);
         c->pending_len = len - sent;
-        c->pending_off = 0;
     }
     return true;
 }
@@ -141,21 +140,14 @@ static bool on_readable(conn_t *c)
     return false;
 }
 
+/* Once drained, pending is gone: an idle connection holds no buffer. */
 static bool on_writable(conn_t *c)
 {
-    ssize_t n = write(c->fd, c->pending + c->pending_off, c->pending_len - c->pending_off);
-    if (n < 0) {
-        if (is_transient(errno))
-            return true;
-        warn("fd %d: write: %s", c->fd, strerror(errno));
-        return false;
-    }
-    c->pending_off += (size_t)n;
-    if (c->pending_off == c->pending_len) {
-        free(c->pending); /* drained: an idle connection holds no buffer */
-        c->pending = NULL;
-    }
-    return true;
+    char *held = c->pending;
+    c->pending = NULL;
+    bool ok = send_or_keep(c, held, c->pending_len);
+    free(held);
+    return ok;
 }
 
 static void close_conn(conn_t *c)

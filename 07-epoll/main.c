@@ -20,9 +20,7 @@
  *
  * Level-triggered (the default), like 04-06: an fd is reported for as long
  * as it is ready, so reading one buffer per wakeup is safe and no client can
- * starve the others. Edge-triggered (EPOLLET) would report only changes, and
- * then every wakeup would have to read and write until EAGAIN or lose the
- * event, a loop that lets one fast client hog the server.
+ * starve the others. (Edge-triggered: see README.md.)
  *
  * The wall: none at C10K. What is left is the cost of the work itself.
  */
@@ -40,7 +38,6 @@ typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
     size_t pending_len; /* bytes in pending */
-    size_t pending_off; /* of which already sent */
 } conn_t;
 
 static conn_t **conns;         /* by fd, sized to the open-file limit */
@@ -98,7 +95,8 @@ static void watch_listener(bool on)
 
 /* ---- one connection ---------------------------------------------------- */
 
-/* Echo data; keep whatever the peer's socket buffer could not take. */
+/* Write what the peer's socket buffer takes; keep the rest (at most one
+ * buffer's worth) to send when it is writable again. */
 static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
     ssize_t n = write(c->fd, data, len);
@@ -115,7 +113,6 @@ static bool send_or_keep(conn_t *c, const char *data, size_t len)
         }
         memcpy(c->pending, data + sent, len - sent);
         c->pending_len = len - sent;
-        c->pending_off = 0;
     }
     return true;
 }
@@ -134,21 +131,14 @@ static bool on_readable(conn_t *c)
     return false;
 }
 
+/* Once drained, pending is gone: an idle connection holds no buffer. */
 static bool on_writable(conn_t *c)
 {
-    ssize_t n = write(c->fd, c->pending + c->pending_off, c->pending_len - c->pending_off);
-    if (n < 0) {
-        if (is_transient(errno))
-            return true;
-        warn("fd %d: write: %s", c->fd, strerror(errno));
-        return false;
-    }
-    c->pending_off += (size_t)n;
-    if (c->pending_off == c->pending_len) {
-        free(c->pending); /* drained: an idle connection holds no buffer */
-        c->pending = NULL;
-    }
-    return true;
+    char *held = c->pending;
+    c->pending = NULL;
+    bool ok = send_or_keep(c, held, c->pending_len);
+    free(held);
+    return ok;
 }
 
 static void close_conn(conn_t *c)
