@@ -1,0 +1,64 @@
+# Plots for scripts/reproduce.sh (gnuplot 5). Called with -e setting:
+#   kind   'scan' or 'memory'
+#   data   the data file reproduce.sh wrote
+#   term   'svg' or 'png'; out: the file to write
+#   ttl, ylab: title and y-axis label
+# scan:   rungs (names, one data block each, in order), col (2: round-trip
+#         p50 in µs, 3: p99, 4: server CPU ms per 1000 round trips);
+#         data columns: idle (0 already moved to 1 for the log axis), p50,
+#         p99, CPU per 1k.
+# memory: ns (the connection counts, one data column each after the rung),
+#         rungs_mem (the rungs, one data row each).
+
+if (term eq 'png') {
+    set terminal pngcairo size 960,600 enhanced font 'sans,11'
+} else {
+    set terminal svg size 960,600 dynamic enhanced font 'sans,12' background '#ffffff'
+}
+set output out
+set title ttl
+set ylabel ylab
+set grid ytics lc rgb '#dddddd'
+set key top left box opaque
+set border 3
+set tics nomirror
+
+if (kind eq 'scan') {
+    set xlabel 'idle connections held by the server'
+    set logscale x 10
+    # Idle 0 is drawn at 1: a log axis has no 0.
+    set xtics ('0' 1, '10' 10, '100' 100, '1 000' 1000, '10 000' 10000)
+    set xrange [0.7:15000]
+    # Log y as well: flat lines stay flat, and growth shows at every decade
+    # instead of only at the last point.
+    set logscale y 10
+    set ytics (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+    set mytics 1
+    set yrange [5:*]
+    set datafile missing 'NaN'
+    # One colour and one point shape per rung: several lines lie on top of
+    # each other (select and poll up to 1000; the flat ones throughout).
+    array colour[7] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000']
+    array shape[7] = [1, 2, 3, 5, 7, 9, 11]
+    rung_index(name) = int(substr(name, 1, 2))
+    n = words(rungs)
+    plot for [i = 1:n] data index (i - 1) using 1:col with linespoints \
+        lw 2 lc rgb colour[rung_index(word(rungs, i))] pt shape[rung_index(word(rungs, i))] \
+        ps 1.2 title word(rungs, i)
+}
+
+if (kind eq 'memory') {
+    set style data histogram
+    set style histogram cluster gap 1
+    set style fill solid 0.85 border -1
+    set boxwidth 0.9
+    set yrange [0:*]
+    set xlabel 'server'
+    set xrange [-0.6:words(rungs_mem) - 0.4]
+    set key top right
+    m = words(ns)
+    thousands(n) = n >= 1000 ? sprintf('%d %03d', int(n) / 1000, int(n) % 1000) : sprintf('%d', int(n))
+    plot for [j = 1:m] data using (column(j + 1)):xtic(1) title 'N = '.thousands(word(ns, j) + 0), \
+         for [j = 1:m] data using ($0 - 0.45 + 0.9 * (j - 0.5) / m):(column(j + 1)):(sprintf(column(j + 1) < 1 ? '%.2f' : '%.1f', column(j + 1))) \
+             with labels offset 0,0.7 font ',10' notitle
+}
