@@ -211,7 +211,7 @@ measure_scan() {
 }
 
 # Claim: C10K, every byte verified. 07-epoll runs twice back to back: the
-# second run must not be starved of ports or fds by the first (PITFALLS 23).
+# second run must not be starved of ports or fds by the first.
 measure_c10k() {
     local rung run runs
     for rung in $C10K_RUNGS; do
@@ -239,7 +239,7 @@ log "measuring with $BIN; results in $RESULTS"
 
 collect_machine_info
 KERNEL_BEFORE=$(listen_counters)
-log "listen queue before: $(tr '\n' ' ' <<<"$KERNEL_BEFORE")(PITFALLS 18)"
+log "listen queue before: $(tr '\n' ' ' <<<"$KERNEL_BEFORE")"
 
 measure_stall
 measure_idle_cpu

@@ -191,7 +191,7 @@ collect_machine_info() {
     log "machine: $M_CPU, $M_CORES CPUs, $M_MEM, $M_KERNEL; somaxconn $M_SOMAXCONN; open files $M_NOFILE"
 }
 
-# The listen-queue counters of PITFALLS 18, as "Name value" lines. They count
+# The listen-queue counters , as "Name value" lines. They count
 # for the whole network namespace: other activity on the machine adds to them.
 listen_counters() {
     awk '$1 == "TcpExt:" {
@@ -673,7 +673,7 @@ by design (section 4).
 
 **Verdict:** $V_C10K
 
-## Listen queue (PITFALLS 18)
+## Listen queue
 
 A full accept queue drops SYNs, which clients retry after 1 s, 3 s, ...;
 such drops would show as connect times near 1000 ms above. The counters are
