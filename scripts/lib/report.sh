@@ -191,7 +191,7 @@ collect_machine_info() {
     log "machine: $M_CPU, $M_CORES CPUs, $M_MEM, $M_KERNEL; somaxconn $M_SOMAXCONN; open files $M_NOFILE"
 }
 
-# The listen-queue counters , as "Name value" lines. They count
+# The listen-queue counters (ListenOverflows, ListenDrops) as "Name value" lines. They count
 # for the whole network namespace: other activity on the machine adds to them.
 listen_counters() {
     awk '$1 == "TcpExt:" {
