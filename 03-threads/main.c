@@ -11,7 +11,7 @@
  * 10 000 clients that is 80 GB of virtual memory, thousands of context
  * switches, and limits such as vm.max_map_count and kernel.threads-max:
  *
- *     ./server &  ../build/bin/loadgen hold -n 10000 --server-pid $!
+ *     ./server &  ../build/release/bin/loadgen hold -n 10000 --server-pid $!
  *
  * reports memory and threads; -s STACK_KIB shows how much is the stack.
  *
