@@ -68,7 +68,8 @@ int main(int argc, char **argv)
         if (opts.verbose)
             warn("fd %d: connected", fd);
         shut_client_on_stop(fd);
-        serve(fd);
+        if (!stop_requested) /* a signal before the line above missed fd */
+            serve(fd);
         shut_client_on_stop(-1);
         close(fd);
         if (opts.verbose)
