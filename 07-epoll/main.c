@@ -238,9 +238,9 @@ int main(int argc, char **argv)
         }
         if (nready == 0)
             accept_clients(); /* the accept retry timer ran out */
-        /* O(ready): every entry is an fd with something to do. An fd comes
-         * once per batch (one filter is enabled at a time) and only its own
-         * handler closes it, so no entry names a connection already gone. */
+        /* O(ready): every entry is an fd with something to do. epoll gives
+         * an fd at most once per batch and only its own handler closes it,
+         * so no entry names a connection already gone. */
         for (int i = 0; i < nready; i++) {
             int fd = events[i].data.fd;
             if (fd == listen_fd)
