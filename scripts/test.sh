@@ -10,6 +10,7 @@ source scripts/lib/prereqs.sh
 ensure_tools cmake make clang
 
 export CC=${CC:-clang}
+ensure_sanitizers "$CC"
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== dev build (ASan + UBSan) =="
