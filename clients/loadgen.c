@@ -133,8 +133,18 @@ static int ms_until(uint64_t until)
 
 /* ---- stall ------------------------------------------------------------- */
 
+/* What became of clients A and B, counted as c10k counts its connections. */
+typedef struct {
+    int connect_failed; /* A or B could not connect */
+    int refused;        /* B was closed or reset before its whole echo came */
+    int unanswered;     /* B's echo had not come when --timeout passed */
+    int corrupt;        /* B's echo differed from its line */
+    const char *error;  /* the short reason for the result's `error`, or NULL */
+} stall_counts_t;
+
 /* Connect one socket and wait for the handshake to finish. The fd, or -1. */
-static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who)
+static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who,
+                            stall_counts_t *n)
 {
     int err = 0;
     socklen_t len = sizeof err;
@@ -151,6 +161,8 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     if (err == 0)
         return fd;
     fprintf(stderr, "loadgen: %s could not connect to %s: %s\n", who, t->name, strerror(err));
+    n->connect_failed++;
+    n->error = err == ETIMEDOUT ? "timeout" : "connect failed";
     if (fd >= 0)
         close(fd);
     return -1;
@@ -158,9 +170,9 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
 
 /*
  * Read B's echo as it arrives and compare it with the probe. Returns 1 when
- * the whole line is back, 0 while more is due, -1 on failure.
+ * the whole line is back, 0 while more is due, -1 on failure (counted).
  */
-static int read_probe_echo(int fd, size_t *got)
+static int read_probe_echo(int fd, size_t *got, stall_counts_t *count)
 {
     char buf[sizeof STALL_PROBE];
     size_t want = sizeof STALL_PROBE - 1 - *got;
@@ -170,17 +182,21 @@ static int read_probe_echo(int fd, size_t *got)
     if (n <= 0) {
         fprintf(stderr, "loadgen: client B: %s before its echo was complete\n",
                 n == 0 ? "closed by the server" : strerror(errno));
+        count->refused++;
+        count->error = "refused";
         return -1;
     }
     if (memcmp(buf, STALL_PROBE + *got, (size_t)n) != 0) {
         fprintf(stderr, "loadgen: client B: the echo differs from the line sent\n");
+        count->corrupt++;
+        count->error = "corrupt";
         return -1;
     }
     *got += (size_t)n;
     return *got == sizeof STALL_PROBE - 1;
 }
 
-/* The moments a stall run is made of, from now_ns(). */
+/* The moments a stall run is made of, from now_ns(); 0 when it did not happen. */
 typedef struct {
     uint64_t a_connected; /* A's handshake done: its hold starts */
     uint64_t b_connect;   /* B's connect() called */
@@ -189,88 +205,141 @@ typedef struct {
     uint64_t a_closed;    /* A closed */
 } stall_times_t;
 
-static void print_stall(const options_t *o, const stall_times_t *t)
+/* Milliseconds from one moment to another, NAN if either did not happen. */
+static double ms_from(uint64_t from_ns, uint64_t to_ns)
+{
+    return from_ns && to_ns ? ms_between(from_ns, to_ns) : NAN;
+}
+
+static void print_stall(const options_t *o, const stall_times_t *t, const stall_counts_t *n)
 {
     report_t r = {0};
     report_str(&r, "mode", "stall");
     report_num(&r, "hold_s", o->hold_s, 3);
-    report_num(&r, "wait_ms", ms_between(t->b_sent, t->b_echoed), 3);
-    report_num(&r, "after_close_ms", ms_between(t->a_closed, t->b_echoed), 3);
-    report_bool(&r, "stalled", t->b_echoed >= t->a_closed);
-    report_num(&r, "held_ms", ms_between(t->a_connected, t->a_closed), 3);
-    report_num(&r, "connect_ms", ms_between(t->b_connect, t->b_sent), 3);
-    report_print(&r, o->json);
+    report_num(&r, "wait_ms", ms_from(t->b_sent, t->b_echoed), 3);
+    report_num(&r, "after_close_ms", ms_from(t->a_closed, t->b_echoed), 3);
+    if (t->b_echoed)
+        report_bool(&r, "stalled", t->a_closed && t->b_echoed >= t->a_closed);
+    else
+        report_null(&r, "stalled");
+    report_num(&r, "held_ms", ms_from(t->a_connected, t->a_closed), 3);
+    report_num(&r, "connect_ms", ms_from(t->b_connect, t->b_sent), 3);
+    report_int(&r, "connect_failed", n->connect_failed);
+    report_int(&r, "refused", n->refused);
+    report_int(&r, "unanswered", n->unanswered);
+    report_int(&r, "corrupt", n->corrupt);
+    report_str(&r, "client_loop", loop_backend);
+    report_str(&r, "error", n->error);
+    report_print(&r, o->output);
+}
+
+/*
+ * Wait for the two things that end a stall run, in either order: B's echo,
+ * and A's time to leave. The kernel lets a poll-family timeout run late by
+ * 0.1 % of its length (timer slack: 1.5 ms on a 1.5 s wait), so wait in
+ * short steps to close A within a millisecond of --hold. Returns 0, or -1
+ * with the failure counted.
+ */
+static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
+                                uint64_t a_close_at, uint64_t deadline, stall_times_t *at,
+                                stall_counts_t *n)
+{
+    size_t got = 0;
+    while (at->b_echoed == 0 || at->a_closed == 0) {
+        if (at->a_closed == 0 && now_ns() >= a_close_at) {
+            close(*a); /* a blocking server can turn to B at last */
+            *a = -1;
+            at->a_closed = now_ns();
+            continue;
+        }
+        if (at->b_echoed == 0 && now_ns() >= deadline) {
+            fprintf(stderr, "loadgen: client B got no echo within --timeout %g s\n", o->timeout_s);
+            n->unanswered++;
+            n->error = "timeout";
+            return -1;
+        }
+        loop_event_t ev;
+        uint64_t until = at->a_closed == 0 ? a_close_at : deadline;
+        if (until > now_ns() + STALL_STEP_NS)
+            until = now_ns() + STALL_STEP_NS;
+        int ready = loop_wait(loop, &ev, 1, ms_until(until));
+        if (ready > 0 && at->b_echoed == 0) {
+            int done = read_probe_echo(b, &got, n);
+            if (done < 0)
+                return -1;
+            if (done) {
+                at->b_echoed = now_ns();
+                loop_remove(loop, b); /* nothing more to hear from B */
+            }
+        }
+    }
+    return 0;
 }
 
 /*
  * A connects and holds still; B connects right after and sends one line.
  * connect() succeeds from the listen backlog even on a blocking server, so
- * the stall shows as time to the first echo, not time to connect.
+ * the stall shows as time to the first echo, not time to connect. Whatever
+ * goes wrong, the result is printed with what was measured up to then.
  */
 static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
 {
-    int status = 1, a = -1, b = -1;
+    int a = -1, b = -1;
     stall_times_t at = {0};
+    stall_counts_t n = {0};
     loop_t *loop = loop_create(64);
-    if (!loop || (a = connect_and_wait(t, loop, deadline, "client A")) < 0)
+    if (!loop) {
+        fprintf(stderr, "loadgen: cannot create the event loop: %s\n", strerror(errno));
+        return 1;
+    }
+    if ((a = connect_and_wait(t, loop, deadline, "client A", &n)) < 0)
         goto out;
     at.a_connected = now_ns();
     uint64_t a_close_at = at.a_connected + (uint64_t)(o->hold_s * NS_PER_S);
     at.b_connect = now_ns();
-    if ((b = connect_and_wait(t, loop, deadline, "client B")) < 0)
+    if ((b = connect_and_wait(t, loop, deadline, "client B", &n)) < 0)
         goto out;
     at.b_sent = now_ns();
     if (write(b, STALL_PROBE, sizeof STALL_PROBE - 1) != sizeof STALL_PROBE - 1 ||
         loop_add(loop, b, LOOP_READ, NULL) < 0) {
         fprintf(stderr, "loadgen: client B could not send its line: %s\n", strerror(errno));
+        n.refused++;
+        n.error = "refused";
         goto out;
     }
-
-    /*
-     * Two things to wait for, in either order: B's echo, and A's time to
-     * leave. The kernel lets a poll-family timeout run late by 0.1 % of its
-     * length (timer slack: 1.5 ms on a 1.5 s wait), so wait in short steps
-     * to close A within a millisecond of --hold.
-     */
-    size_t got = 0;
-    while (at.b_echoed == 0 || at.a_closed == 0) {
-        if (at.a_closed == 0 && now_ns() >= a_close_at) {
-            close(a); /* a blocking server can turn to B at last */
-            a = -1;
-            at.a_closed = now_ns();
-            continue;
-        }
-        if (at.b_echoed == 0 && now_ns() >= deadline) {
-            fprintf(stderr, "loadgen: client B got no echo within --timeout %g s\n", o->timeout_s);
-            goto out;
-        }
-        loop_event_t ev;
-        uint64_t until = at.a_closed == 0 ? a_close_at : deadline;
-        if (until > now_ns() + STALL_STEP_NS)
-            until = now_ns() + STALL_STEP_NS;
-        int ready = loop_wait(loop, &ev, 1, ms_until(until));
-        if (ready > 0 && at.b_echoed == 0) {
-            int done = read_probe_echo(b, &got);
-            if (done < 0)
-                goto out;
-            if (done) {
-                at.b_echoed = now_ns();
-                loop_remove(loop, b); /* nothing more to hear from B */
-            }
-        }
-    }
-    print_stall(o, &at);
-    status = 0;
+    await_echo_and_close(o, loop, &a, b, a_close_at, deadline, &at, &n);
 out:
-    if (a >= 0)
+    if (a >= 0) {
         close(a);
+        at.a_closed = now_ns();
+    }
     if (b >= 0)
         close(b);
     loop_destroy(loop);
-    return status;
+    print_stall(o, &at, &n);
+    return n.error ? 1 : 0;
 }
 
 /* ---- shared by c10k, scan and hold ------------------------------------- */
+
+/*
+ * The short reason in a result's `error` key (NULL: the run measured what
+ * it was asked to), in order of precedence. stderr gets the long version.
+ */
+static const char *run_error(const pool_t *p, const options_t *o, size_t requested)
+{
+    const pool_counts_t *n = &p->n;
+    size_t failed = requested - n->served;
+    if (p->timed_out || n->timed_out > 0)
+        return "timeout";
+    if (n->corrupt > 0)
+        return "corrupt";
+    if (n->lost > 0)
+        return "lost";
+    if (failed > 0 && !(o->allow_refused && failed == n->refused))
+        return "not served";
+    return NULL;
+}
 
 /*
  * The one line on stderr that says why a run did not measure what it was
@@ -280,26 +349,26 @@ static int verdict(const pool_t *p, const options_t *o, size_t requested)
 {
     const pool_counts_t *n = &p->n;
     size_t failed = requested - n->served;
-    bool only_refused = failed == n->refused;
-    if (p->timed_out)
-        fprintf(stderr, "loadgen: timed out after --timeout %g s\n", o->timeout_s);
+    if (!run_error(p, o, requested))
+        return 0;
+    if (p->timed_out || n->timed_out > 0)
+        fprintf(stderr, "loadgen: timed out after --timeout %g s (%zu connection(s) were still "
+                        "owed an echo)\n", o->timeout_s, n->timed_out);
     if (n->corrupt > 0)
         fprintf(stderr, "loadgen: %zu connection(s) got back bytes that differ from what they "
                         "sent; first problem: %s\n", n->corrupt, p->first_error);
     else if (n->lost > 0)
         fprintf(stderr, "loadgen: %zu connection(s) broke after their first echo; first "
                         "problem: %s\n", n->lost, p->first_error);
-    else if (failed > 0 && !(o->allow_refused && only_refused))
+    else if (failed > 0)
         fprintf(stderr, "loadgen: %zu of %zu connections were not served (%zu failed to connect, "
                         "%zu refused, %zu unanswered, %zu never tried); first problem: %s\n",
                 failed, requested, n->connect_failed, n->refused, n->unanswered, n->untried,
                 p->first_error);
-    else if (!p->timed_out)
-        return 0;
     return 1;
 }
 
-/* How many connections were asked for, and what became of them. */
+/* How many connections were asked for, and what became of them over the whole run. */
 static void report_counts(report_t *r, const pool_t *p, size_t requested)
 {
     report_int(r, "requested", (long long)requested);
@@ -311,17 +380,30 @@ static void report_counts(report_t *r, const pool_t *p, size_t requested)
     report_int(r, "unanswered", (long long)p->n.unanswered);
     report_int(r, "lost", (long long)p->n.lost);
     report_int(r, "corrupt", (long long)p->n.corrupt);
+    report_int(r, "timed_out", (long long)p->n.timed_out);
 }
 
-static void report_memory(report_t *r, long pid)
+/* -1 (unknown) prints as null. */
+static void report_count_or_null(report_t *r, const char *key, long value)
 {
-    proc_memory_t m;
-    if (pid == 0 || proc_tree_memory(pid, &m) < 0)
-        return;
-    report_int(r, "server_rss_kb", m.rss_kb);
-    report_num(r, "server_pss_kb", m.pss_kb < 0 ? NAN : (double)m.pss_kb, 0);
-    report_int(r, "server_procs", m.procs);
-    report_int(r, "server_threads", m.threads);
+    report_num(r, key, value < 0 ? NAN : (double)value, 0);
+}
+
+/* The server's memory, every key null without --server-pid or when unreadable. */
+static void report_memory(report_t *r, const proc_memory_t *m)
+{
+    report_count_or_null(r, "server_rss_kb", m->rss_kb);
+    report_count_or_null(r, "server_pss_kb", m->pss_kb);
+    report_count_or_null(r, "server_procs", m->procs);
+    report_count_or_null(r, "server_threads", m->threads);
+}
+
+static proc_memory_t server_memory(const options_t *o)
+{
+    proc_memory_t m = {-1, -1, -1, -1};
+    if (o->server_pid)
+        proc_tree_memory(o->server_pid, &m);
+    return m;
 }
 
 /* Round-trip figures of the last ping-pong window. */
@@ -333,11 +415,10 @@ static void report_rtt(report_t *r, pool_t *p)
     report_num(r, "rtt_max_us", s.max / NS_PER_US, 1);
 }
 
-/* CPU time of the server's process tree, or NAN without --server-pid. */
-static double server_cpu_ms(const options_t *o)
+/* Round trips per second of the window actually measured. */
+static double per_second(uint64_t count, uint64_t window_ns)
 {
-    double ms = o->server_pid ? proc_tree_cpu_ms(o->server_pid) : -1;
-    return ms < 0 ? NAN : ms;
+    return window_ns ? (double)count * (double)NS_PER_S / (double)window_ns : NAN;
 }
 
 /*
@@ -347,13 +428,16 @@ static double server_cpu_ms(const options_t *o)
  */
 typedef struct {
     uint64_t wall_start;
-    double client_start, server_start;
-    double wall_ms, client_ms, server_ms; /* results; server_ms is NAN without --server-pid */
+    double client_start;
+    proc_cpu_t server_start;
+    bool server_known;
+    double wall_ms, client_ms, server_ms; /* results; server_ms is NAN when unknown */
 } cpu_window_t;
 
 static void cpu_window_start(cpu_window_t *w, const options_t *o)
 {
-    w->server_start = server_cpu_ms(o);
+    *w = (cpu_window_t){0};
+    w->server_known = o->server_pid && proc_tree_cpu(o->server_pid, &w->server_start) == 0;
     w->client_start = self_cpu_ms();
     w->wall_start = now_ns();
 }
@@ -362,10 +446,22 @@ static void cpu_window_end(cpu_window_t *w, const options_t *o)
 {
     w->wall_ms = ms_between(w->wall_start, now_ns());
     w->client_ms = self_cpu_ms() - w->client_start;
-    w->server_ms = server_cpu_ms(o) - w->server_start;
+    proc_cpu_t end = {0};
+    w->server_ms = NAN;
+    if (w->server_known && proc_tree_cpu(o->server_pid, &end) == 0)
+        w->server_ms = proc_cpu_ms_between(&w->server_start, &end);
+    proc_cpu_free(&end);
+    proc_cpu_free(&w->server_start);
 }
 
 /* ---- c10k -------------------------------------------------------------- */
+
+/*
+ * The client counts as the bottleneck when it kept one core at least this
+ * busy over the window: loadgen is one thread, so it can never use more,
+ * and msgs_per_s then says how fast the client went, not the server.
+ */
+#define CLIENT_BOUND_PCT 90.0
 
 static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
 {
@@ -375,42 +471,53 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
         fprintf(stderr, "loadgen: out of memory for %zu connections\n", n);
         return 1;
     }
-    report_t r = {0};
-    report_str(&r, "mode", "c10k");
 
     /* All connections open and each echoed once... */
     uint64_t t0 = now_ns();
     pool_grow(&p, n, deadline);
     double setup_ms = ms_between(t0, now_ns());
     summary_t c = samples_summarize(&p.connect_ns);
-    report_counts(&r, &p, n);
-    report_num(&r, "connect_ms_total", setup_ms, 1);
-    report_num(&r, "connect_ms_p50", c.p50 / NS_PER_MS, 3);
-    report_num(&r, "connect_ms_p99", c.p99 / NS_PER_MS, 3);
-    report_num(&r, "connect_ms_max", c.max / NS_PER_MS, 3);
-    report_memory(&r, o->server_pid);
+    proc_memory_t mem = server_memory(o);
 
     /* ...then every one of them ping-pongs at once. */
     for (size_t i = 0; i < p.count; i++)
         p.conns[i].active = p.conns[i].served;
     cpu_window_t cpu;
     cpu_window_start(&cpu, o);
-    if (p.n.served > 0)
+    if (p.n.served > 0 && !p.timed_out)
         pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
     cpu_window_end(&cpu, o);
 
+    /* Counted now, so whatever broke during the window is in the figures. */
+    double window_s = (double)p.n.window_ns / (double)NS_PER_S;
+    double client_pct = p.n.window_ns ? 100.0 * cpu.client_ms / cpu.wall_ms : NAN;
+    report_t r = {0};
+    report_str(&r, "mode", "c10k");
+    report_counts(&r, &p, n);
+    report_num(&r, "connect_ms_total", setup_ms, 1);
+    report_num(&r, "connect_ms_p50", c.p50 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_p99", c.p99 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_max", c.max / NS_PER_MS, 3);
+    report_memory(&r, &mem);
     report_num(&r, "duration_s", o->duration_s, 3);
     report_int(&r, "size", o->size);
     report_int(&r, "bytes_verified", (long long)p.n.bytes_verified);
     report_int(&r, "msgs", (long long)p.n.round_trips);
-    report_num(&r, "msgs_per_s", (double)p.n.round_trips / o->duration_s, 1);
+    report_num(&r, "window_s", p.n.window_ns ? window_s : NAN, 3);
+    report_num(&r, "msgs_per_s", per_second(p.n.round_trips, p.n.window_ns), 1);
     report_rtt(&r, &p);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
-    report_num(&r, "client_cpu_pct", 100.0 * cpu.client_ms / cpu.wall_ms, 1);
-    if (o->server_pid)
-        report_num(&r, "server_cpu_ms", cpu.server_ms, 0);
+    report_num(&r, "client_cpu_pct", client_pct, 1);
+    if (isnan(client_pct))
+        report_null(&r, "client_bound");
+    else
+        report_bool(&r, "client_bound", client_pct >= CLIENT_BOUND_PCT);
+    report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
+    report_num(&r, "server_cpu_us_per_msg",
+               p.n.round_trips ? cpu.server_ms * 1000.0 / (double)p.n.round_trips : NAN, 3);
     report_str(&r, "client_loop", loop_backend);
-    report_print(&r, o->json);
+    report_str(&r, "error", run_error(&p, o, n));
+    report_print(&r, o->output);
 
     int status = verdict(&p, o, n);
     pool_free(&p);
@@ -430,30 +537,31 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
     uint64_t t0 = now_ns();
     pool_grow(&p, n, deadline);
     double setup_ms = ms_between(t0, now_ns());
+    proc_memory_t mem = server_memory(o);
 
+    /* Everyone idle: a server that sleeps in the kernel should spend ~nothing. */
+    cpu_window_t cpu;
+    cpu_window_start(&cpu, o);
+    if (!p.timed_out)
+        pool_idle(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+    cpu_window_end(&cpu, o);
+
+    /* Counted now, so connections the server dropped while idle are in the figures. */
     report_t r = {0};
     report_str(&r, "mode", "hold");
     report_counts(&r, &p, n);
     report_num(&r, "setup_ms_total", setup_ms, 1);
     report_num(&r, "setup_us_per_conn", p.n.served ? setup_ms * 1000.0 / (double)p.n.served : NAN,
                1);
-    report_memory(&r, o->server_pid);
-
-    /* Everyone idle: a server that sleeps in the kernel should spend ~nothing. */
-    cpu_window_t cpu;
-    cpu_window_start(&cpu, o);
-    pool_idle(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
-    cpu_window_end(&cpu, o);
-
+    report_memory(&r, &mem);
     report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
-    if (o->server_pid) {
-        report_num(&r, "server_cpu_ms", cpu.server_ms, 0);
-        report_num(&r, "server_cpu_pct", 100.0 * cpu.server_ms / cpu.wall_ms, 2);
-    }
+    report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
+    report_num(&r, "server_cpu_pct", 100.0 * cpu.server_ms / cpu.wall_ms, 2);
     report_int(&r, "still_open", (long long)pool_open_passive(&p));
     report_str(&r, "client_loop", loop_backend);
-    report_print(&r, o->json);
+    report_str(&r, "error", run_error(&p, o, n));
+    report_print(&r, o->output);
 
     int status = verdict(&p, o, n);
     pool_free(&p);
@@ -484,8 +592,18 @@ static void resize_idle_set(pool_t *p, long before, long after, uint64_t deadlin
         pool_close_newest(p, (size_t)(before - after));
 }
 
-static void print_scan_row(const options_t *o, pool_t *p, long idle, const cpu_window_t *cpu,
-                           bool first)
+/* scan's reason: the run's, or the active connection's failure. */
+static const char *scan_error(const pool_t *p, const options_t *o, size_t requested)
+{
+    const char *why = run_error(p, o, requested);
+    if (!why && p->conns[0].state != CONN_IDLE)
+        why = "active connection failed";
+    return why;
+}
+
+/* One row per idle count; the counters are the whole run's so far. */
+static void print_scan_row(const options_t *o, pool_t *p, long idle, size_t requested,
+                           const cpu_window_t *cpu, bool first)
 {
     report_t r = {0};
     report_str(&r, "mode", "scan");
@@ -493,13 +611,16 @@ static void print_scan_row(const options_t *o, pool_t *p, long idle, const cpu_w
     report_int(&r, "idle_open", (long long)pool_open_passive(p));
     report_rtt(&r, p);
     report_int(&r, "round_trips", (long long)p->n.round_trips);
+    report_num(&r, "window_s", p->n.window_ns ? (double)p->n.window_ns / NS_PER_S : NAN, 3);
+    report_num(&r, "msgs_per_s", per_second(p->n.round_trips, p->n.window_ns), 1);
     report_num(&r, "client_cpu_ms", cpu->client_ms, 1);
-    if (o->server_pid) {
-        report_num(&r, "server_cpu_ms", cpu->server_ms, 0);
-        double per_1k = p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN;
-        report_num(&r, "server_cpu_ms_per_1k", per_1k, 2);
-    }
-    report_print_row(&r, o->json, first);
+    report_num(&r, "server_cpu_ms", cpu->server_ms, 3);
+    report_num(&r, "server_cpu_ms_per_1k",
+               p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN, 3);
+    report_counts(&r, p, requested);
+    report_str(&r, "client_loop", loop_backend);
+    report_str(&r, "error", scan_error(p, o, requested));
+    report_print_row(&r, o->output, first);
 }
 
 /*
@@ -507,6 +628,8 @@ static void print_scan_row(const options_t *o, pool_t *p, long idle, const cpu_w
  * being reopened each time: 0,100,1000,10000 costs 10 000 connects, not
  * 11 100. Idle connections each echo once first, so the server has really
  * accepted them; the active connection is opened first and kept throughout.
+ * A row is printed for every idle count reached, also the one a failure or
+ * --timeout cut short.
  */
 static int run_scan(const options_t *o, target_t *t, uint64_t deadline)
 {
@@ -521,7 +644,7 @@ static int run_scan(const options_t *o, target_t *t, uint64_t deadline)
     p.conns[0].active = true;
 
     long open = 0;
-    for (int i = 0; i < o->idle_count && p.conns[0].state == CONN_IDLE && !p.timed_out; i++) {
+    for (int i = 0; i < o->idle_count; i++) {
         resize_idle_set(&p, open, o->idle[i], deadline);
         if (o->idle[i] > open)
             requested += (size_t)(o->idle[i] - open);
@@ -529,9 +652,15 @@ static int run_scan(const options_t *o, target_t *t, uint64_t deadline)
 
         cpu_window_t cpu;
         cpu_window_start(&cpu, o);
-        pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+        p.n.round_trips = 0;
+        p.n.window_ns = 0;
+        samples_clear(&p.rtt_ns);
+        if (p.conns[0].state == CONN_IDLE && !p.timed_out)
+            pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
         cpu_window_end(&cpu, o);
-        print_scan_row(o, &p, o->idle[i], &cpu, i == 0);
+        print_scan_row(o, &p, o->idle[i], requested, &cpu, i == 0);
+        if (p.conns[0].state != CONN_IDLE || p.timed_out)
+            break;
     }
     int status = verdict(&p, o, requested);
     if (status == 0 && p.conns[0].state != CONN_IDLE) {

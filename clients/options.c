@@ -40,7 +40,8 @@ static const char SYNOPSIS[] =
     "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
     "       loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S] [--size BYTES]\n"
     "       loadgen hold  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
-    "       (common: -b ADDR, --json, --server-pid PID, --cpu N, --timeout S; -h for more)\n";
+    "       (common: -b ADDR, --json | --csv, --server-pid PID, --cpu N, --timeout S;\n"
+    "        -h for more)\n";
 
 static const char HELP[] =
     "\n"
@@ -56,18 +57,22 @@ static const char HELP[] =
     "  -b ADDR           server address (default 127.0.0.1; connections to it come from\n"
     "                    127.0.0.2-254 so back-to-back runs do not run out of ports)\n"
     "  --json            one JSON object per result line (default: a table)\n"
+    "  --csv             a header line, then one CSV row per result\n"
     "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
-    "                    processes and threads (Linux /proc)\n"
+    "                    processes and threads (Linux; macOS: CPU and RSS of the\n"
+    "                    server and its children; elsewhere left unknown)\n"
     "  --cpu N           run loadgen on CPU N only\n"
-    "  --timeout S       give up after S seconds (default 60 plus the run's length)\n"
+    "  --timeout S       the whole run's deadline: then print what was measured, with\n"
+    "                    error \"timeout\", and exit 1 (default: 60 s plus the run's\n"
+    "                    planned length; see clients/README.md)\n"
     "  --allow-refused   connections the server closes unanswered are not an error\n"
     "  -h, --help        this text\n"
     "\n"
     "Every echoed byte is checked. Exit status: 0 measured; 1 could not measure\n"
     "(refused, reset, timed out, bytes differed: stderr says why); 2 bad usage.\n";
 
-enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_SERVER_PID, OPT_CPU,
-       OPT_TIMEOUT, OPT_ALLOW_REFUSED };
+enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
+       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -75,6 +80,7 @@ static const struct option LONG_OPTIONS[] = {
     {"size", required_argument, NULL, OPT_SIZE},
     {"idle", required_argument, NULL, OPT_IDLE},
     {"json", no_argument, NULL, OPT_JSON},
+    {"csv", no_argument, NULL, OPT_CSV},
     {"server-pid", required_argument, NULL, OPT_SERVER_PID},
     {"cpu", required_argument, NULL, OPT_CPU},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -183,6 +189,14 @@ static run_mode_t parse_mode(const char *name)
     usage_error("unknown mode '%s' (want stall, c10k, scan or hold)", name);
 }
 
+/* --json and --csv each choose the one output format. */
+static void set_output(options_t *o, output_t format)
+{
+    if (o->output != OUTPUT_TABLE && o->output != format)
+        usage_error("--json and --csv cannot be combined");
+    o->output = format;
+}
+
 static void apply_option(options_t *o, int opt, const char *arg)
 {
     switch (opt) {
@@ -193,7 +207,8 @@ static void apply_option(options_t *o, int opt, const char *arg)
     case OPT_DURATION: o->duration_s = parse_seconds(arg, 0.001, "--duration"); break;
     case OPT_SIZE: o->size = parse_long(arg, 1, MAX_SIZE, "--size"); break;
     case OPT_IDLE: parse_idle_list(arg, o); break;
-    case OPT_JSON: o->json = true; break;
+    case OPT_JSON: set_output(o, OUTPUT_JSON); break;
+    case OPT_CSV: set_output(o, OUTPUT_CSV); break;
     case OPT_SERVER_PID: o->server_pid = parse_long(arg, 1, INT_MAX, "--server-pid"); break;
     case OPT_CPU: o->cpu = (int)parse_long(arg, 0, MAX_CPU, "--cpu"); break;
     case OPT_TIMEOUT: o->timeout_s = parse_seconds(arg, 0.001, "--timeout"); break;
@@ -217,8 +232,6 @@ static void check_and_complete(options_t *o)
         usage_error("%s needs -n CONNECTIONS", o->mode_name);
     if (o->mode == MODE_SCAN && o->idle_count == 0)
         usage_error("%s needs --idle COUNT,COUNT,...", o->mode_name);
-    if (o->server_pid && !proc_supported())
-        usage_error("--server-pid needs Linux's /proc");
     if (o->server_pid && !proc_exists(o->server_pid))
         usage_error("--server-pid: no process %ld is running", o->server_pid);
     if (o->duration_s == 0)

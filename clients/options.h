@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include "report.h"
+
 #define MAX_IDLE_COUNTS 32
 
 typedef enum { MODE_STALL = 1, MODE_C10K = 2, MODE_SCAN = 4, MODE_HOLD = 8 } run_mode_t;
@@ -29,7 +31,7 @@ typedef struct {
     double timeout_s;           /* --timeout */
     long server_pid;            /* --server-pid; 0: not given */
     int cpu;                    /* --cpu; -1: not pinned */
-    bool json;                  /* --json */
+    output_t output;            /* --json, --csv, or a table */
     bool allow_refused;         /* --allow-refused */
 } options_t;
 

@@ -19,13 +19,23 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__DragonFly__)
+#include <sys/sysctl.h>
+#define SOMAXCONN_SYSCTL "kern.ipc.somaxconn"
+#endif
+
 /*
  * At most this many connections are between connect() and their first echo
- * at any moment. The server's accept queue (capped by somaxconn, 4096 on
- * current Linux) then never overflows, so no SYN is dropped and retried a
- * second later, and a slow server is not buried in handshakes.
+ * at any moment, and never more than the system's somaxconn, which caps
+ * every listen backlog (Linux 4096 since 5.4, 128 before; macOS and the BSDs
+ * 128 by default). The server's accept queue then never overflows, so no SYN
+ * is dropped and retried a second later, and a slow server is not buried in
+ * handshakes.
  */
 #define CONNECT_WINDOW 256
+
+/* somaxconn where it cannot be read: the BSD and macOS default. */
+#define FALLBACK_SOMAXCONN 128
 
 /*
  * While opening connections, give up on the ones still waiting for their
@@ -156,7 +166,14 @@ int target_connect(target_t *t)
 
 /* ---- connection states ------------------------------------------------- */
 
-typedef enum { FAIL_CONNECT, FAIL_REFUSED, FAIL_UNANSWERED, FAIL_LOST, FAIL_CORRUPT } failure_t;
+typedef enum {
+    FAIL_CONNECT,
+    FAIL_REFUSED,
+    FAIL_UNANSWERED,
+    FAIL_LOST,
+    FAIL_CORRUPT,
+    FAIL_TIMED_OUT, /* an echo still owed when --timeout ended the run */
+} failure_t;
 
 static void conn_close(pool_t *p, conn_t *c, conn_state_t state)
 {
@@ -182,6 +199,8 @@ static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...
     }
     if (kind == FAIL_CORRUPT)
         p->n.corrupt++;
+    else if (c->served && kind == FAIL_TIMED_OUT)
+        p->n.timed_out++;
     else if (c->served)
         p->n.lost++;
     else if (kind == FAIL_CONNECT)
@@ -375,6 +394,26 @@ static void poll_once(pool_t *p, uint64_t until)
 
 /* ---- phases ------------------------------------------------------------ */
 
+/* The kernel's cap on listen backlogs, or FALLBACK_SOMAXCONN if it cannot be read. */
+static long system_somaxconn(void)
+{
+    long value = -1;
+#if defined(__linux__)
+    FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &value) != 1)
+            value = -1;
+        fclose(f);
+    }
+#elif defined(SOMAXCONN_SYSCTL)
+    int v;
+    size_t len = sizeof v;
+    if (sysctlbyname(SOMAXCONN_SYSCTL, &v, &len, NULL, 0) == 0 && len == sizeof v)
+        value = v;
+#endif
+    return value > 0 ? value : FALLBACK_SOMAXCONN;
+}
+
 int pool_init(pool_t *p, target_t *target, size_t capacity, size_t msg_size)
 {
     struct rlimit rl;
@@ -385,6 +424,8 @@ int pool_init(pool_t *p, target_t *target, size_t capacity, size_t msg_size)
     p->target = target;
     p->msg_size = msg_size;
     p->capacity = capacity;
+    long somaxconn = system_somaxconn();
+    p->connect_window = somaxconn < CONNECT_WINDOW ? (size_t)somaxconn : CONNECT_WINDOW;
     p->buf_size = msg_size < MAX_CHUNK ? (msg_size < 4096 ? 4096 : msg_size) : MAX_CHUNK;
     p->loop = loop_create(max_fds);
     p->conns = calloc(capacity, sizeof *p->conns);
@@ -451,7 +492,7 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
     size_t progress = p->settled + p->n.established;
 
     while (p->settled < target) {
-        while (p->count < target && p->count - p->settled < CONNECT_WINDOW)
+        while (p->count < target && p->count - p->settled < p->connect_window)
             open_one(p);
         if (p->settled == target)
             break;
@@ -474,21 +515,28 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
     p->n.untried += target - p->count;
 }
 
+/*
+ * The window is what the rates are divided by: it ends when the requested
+ * duration is up, or earlier when --timeout cuts it short.
+ */
 void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline)
 {
     samples_clear(&p->rtt_ns);
     p->n.round_trips = 0;
-    p->window_end = now_ns() + duration_ns;
+    uint64_t start = now_ns();
+    p->window_end = start + duration_ns;
+    if (p->window_end > deadline)
+        p->window_end = deadline; /* round trips after the deadline are not counted either */
     p->issuing = true;
     for (size_t i = 0; i < p->count; i++)
         if (p->conns[i].active && p->conns[i].state == CONN_IDLE)
             start_message(p, &p->conns[i]);
 
-    uint64_t end = p->window_end < deadline ? p->window_end : deadline;
-    while (now_ns() < end)
-        poll_once(p, end);
+    while (now_ns() < p->window_end)
+        poll_once(p, p->window_end);
     p->issuing = false;
-    if (end < p->window_end)
+    p->n.window_ns = p->window_end > start ? p->window_end - start : 0;
+    if (p->window_end < start + duration_ns)
         p->timed_out = true; /* --timeout cut the window short */
 
     /* Nothing new is sent now; the echoes in flight must still come back whole. */
@@ -503,8 +551,8 @@ void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline)
         conn_t *c = &p->conns[i];
         if (c->state != CONN_BUSY)
             continue;
-        if (p->timed_out) /* abandoned: the timeout is the reason, not the server */
-            conn_close(p, c, CONN_CLOSED);
+        if (p->timed_out) /* still owed an echo when the run had to end */
+            conn_fail(p, c, FAIL_TIMED_OUT, "no echo of message %u before --timeout", c->msg);
         else
             conn_fail(p, c, FAIL_LOST, "no echo of message %u within 10 s", c->msg);
     }

@@ -64,7 +64,12 @@ typedef struct {
     uint64_t started_ns; /* when connect() or the current message began */
 } conn_t;
 
-/* Every connection ends up counted once in served, or in one failure. */
+/*
+ * Every connection is counted once: in served, or in the failure that kept it
+ * from being served (connect_failed, refused, unanswered, corrupt, untried).
+ * A served connection that later breaks is counted once more, in what broke
+ * it (lost, corrupt, timed_out), whenever in the run that happens.
+ */
 typedef struct {
     size_t established;     /* connect() completed */
     size_t served;          /* first echo came back intact */
@@ -72,10 +77,12 @@ typedef struct {
     size_t refused;         /* connected, then closed or reset before any echo */
     size_t unanswered;      /* connected, but no echo came before we gave up */
     size_t lost;            /* served, then closed, reset or went silent */
+    size_t timed_out;       /* served, and still waiting for an echo when --timeout ended the run */
     size_t corrupt;         /* an echo differed from what was sent */
     size_t untried;         /* never opened: pool_grow gave up first */
     uint64_t bytes_verified; /* echoed bytes checked and found right */
     uint64_t round_trips;   /* echoes completed in the last ping-pong window */
+    uint64_t window_ns;     /* how long that window actually lasted */
 } pool_counts_t;
 
 typedef struct {
@@ -87,6 +94,7 @@ typedef struct {
     size_t capacity;       /* how many conns can hold */
     size_t settled;        /* connections served or failed before that */
     size_t busy;           /* connections waiting for an echo */
+    size_t connect_window; /* most connections between connect() and first echo */
     pool_counts_t n;
     samples_t connect_ns;  /* connect() to established, per connection */
     samples_t rtt_ns;      /* round trips in the last ping-pong window */

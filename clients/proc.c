@@ -1,47 +1,92 @@
 /*
- * proc.c - see proc.h. The process tree is found by reading the parent pid
- * of every process in /proc and following the links down from the server;
- * that needs no kernel option (/proc/P/task/T/children does) and a single
- * pass over /proc also yields every process's CPU ticks.
+ * proc.c - see proc.h. Sections: what every system shares, then Linux
+ * (/proc and CPU-time clocks), macOS (libproc), and everything else
+ * (figures unknown).
+ *
+ * On Linux the process tree is found by reading the parent pid of every
+ * process in /proc and following the links down from the server; that needs
+ * no kernel option (/proc/P/task/T/children does).
  */
 #define _GNU_SOURCE /* POSIX and Linux declarations under strict -std=c11 */
 
 #include "proc.h"
 
-#ifdef __linux__
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- every system ------------------------------------------------------ */
+
+bool proc_exists(long pid)
+{
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Room for `count` readings; the caller fills pids[] and ns[] in step. */
+static int cpu_alloc(proc_cpu_t *r, size_t count)
+{
+    *r = (proc_cpu_t){0};
+    r->pids = malloc((count ? count : 1) * sizeof *r->pids);
+    r->ns = malloc((count ? count : 1) * sizeof *r->ns);
+    if (r->pids && r->ns)
+        return 0;
+    proc_cpu_free(r);
+    return -1;
+}
+
+void proc_cpu_free(proc_cpu_t *r)
+{
+    free(r->pids);
+    free(r->ns);
+    *r = (proc_cpu_t){0};
+}
+
+/* before.ns of pid, or 0 when pid was not there yet (born since). */
+static uint64_t ns_before(const proc_cpu_t *before, long pid)
+{
+    const long *hit = before->count ? bsearch(&pid, before->pids, before->count,
+                                              sizeof *before->pids, by_pid)
+                                    : NULL;
+    return hit ? before->ns[hit - before->pids] : 0;
+}
+
+double proc_cpu_ms_between(const proc_cpu_t *before, const proc_cpu_t *after)
+{
+    uint64_t ns = 0;
+    for (size_t i = 0; i < after->count; i++) {
+        uint64_t was = ns_before(before, after->pids[i]);
+        if (after->ns[i] > was) /* a CPU clock never goes back; pid reuse could */
+            ns += after->ns[i] - was;
+    }
+    return (double)ns / 1e6;
+}
+
+#if defined(__linux__)
+/* ---- Linux: /proc and CPU-time clocks ---------------------------------- */
 
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 typedef struct {
     long pid, ppid;
-    long threads;
-    uint64_t ticks;       /* utime + stime */
-    uint64_t child_ticks; /* cutime + cstime: reaped children */
-} proc_entry_t;
+} proc_link_t;
 
 typedef struct {
-    proc_entry_t *entries; /* every process on the machine, sorted by ppid */
+    proc_link_t *links; /* every process on the machine, sorted by ppid */
     size_t count;
 } proc_table_t;
-
-bool proc_supported(void)
-{
-    return true;
-}
-
-bool proc_exists(long pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    return access(path, R_OK) == 0;
-}
 
 /* Whole small file into buf, NUL-terminated. Length, or -1. */
 static ssize_t read_small_file(const char *path, char *buf, size_t size)
@@ -57,8 +102,8 @@ static ssize_t read_small_file(const char *path, char *buf, size_t size)
     return n;
 }
 
-/* Fields 4 (ppid), 14 to 17 (utime, stime, cutime, cstime) and 20 (num_threads) of stat. */
-static bool read_stat(long pid, proc_entry_t *e)
+/* Field 4 of /proc/P/stat, the parent pid. */
+static bool read_ppid(long pid, proc_link_t *l)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -66,23 +111,15 @@ static bool read_stat(long pid, proc_entry_t *e)
         return false;
     /* Field 2, the command name, may itself hold spaces and ')'. */
     const char *after_name = strrchr(buf, ')');
-    if (!after_name)
+    if (!after_name || sscanf(after_name + 1, " %*c %ld", &l->ppid) != 1)
         return false;
-    unsigned long long utime, stime;
-    long long cutime, cstime;
-    if (sscanf(after_name + 1,
-               " %*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld %*d %*d %ld",
-               &e->ppid, &utime, &stime, &cutime, &cstime, &e->threads) != 6)
-        return false;
-    e->pid = pid;
-    e->ticks = utime + stime;
-    e->child_ticks = (uint64_t)(cutime + cstime);
+    l->pid = pid;
     return true;
 }
 
 static int by_ppid(const void *a, const void *b)
 {
-    const proc_entry_t *x = a, *y = b;
+    const proc_link_t *x = a, *y = b;
     return (x->ppid > y->ppid) - (x->ppid < y->ppid);
 }
 
@@ -91,10 +128,10 @@ static int read_table(proc_table_t *t)
 {
     size_t capacity = 1024;
     t->count = 0;
-    t->entries = malloc(capacity * sizeof *t->entries);
+    t->links = malloc(capacity * sizeof *t->links);
     DIR *dir = opendir("/proc");
-    if (!t->entries || !dir) {
-        free(t->entries);
+    if (!t->links || !dir) {
+        free(t->links);
         if (dir)
             closedir(dir);
         return -1;
@@ -104,17 +141,17 @@ static int read_table(proc_table_t *t)
         if (!isdigit((unsigned char)d->d_name[0]))
             continue;
         if (t->count == capacity) {
-            proc_entry_t *grown = realloc(t->entries, 2 * capacity * sizeof *grown);
+            proc_link_t *grown = realloc(t->links, 2 * capacity * sizeof *grown);
             if (!grown)
                 break;
-            t->entries = grown;
+            t->links = grown;
             capacity *= 2;
         }
-        if (read_stat(atol(d->d_name), &t->entries[t->count]))
+        if (read_ppid(atol(d->d_name), &t->links[t->count]))
             t->count++;
     }
     closedir(dir);
-    qsort(t->entries, t->count, sizeof *t->entries, by_ppid);
+    qsort(t->links, t->count, sizeof *t->links, by_ppid);
     return 0;
 }
 
@@ -124,7 +161,7 @@ static size_t first_child(const proc_table_t *t, long ppid)
     size_t lo = 0, hi = t->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->entries[mid].ppid < ppid)
+        if (t->links[mid].ppid < ppid)
             lo = mid + 1;
         else
             hi = mid;
@@ -133,22 +170,29 @@ static size_t first_child(const proc_table_t *t, long ppid)
 }
 
 /*
- * Breadth-first from root: fills tree[] with pointers into the table, root
- * first. Returns how many, 0 if root is not running.
+ * The pids of root and all its descendants, root first, breadth-first;
+ * malloc'ed. *count is 0 if root is not running.
  */
-static size_t find_tree(const proc_table_t *t, long root, const proc_entry_t **tree)
+static long *find_tree(long root, size_t *count)
 {
+    proc_table_t t;
+    *count = 0;
+    if (read_table(&t) < 0)
+        return NULL;
+    long *tree = malloc((t.count + 1) * sizeof *tree);
     size_t n = 0;
-    for (size_t i = 0; i < t->count; i++)
-        if (t->entries[i].pid == root)
-            tree[n++] = &t->entries[i];
+    for (size_t i = 0; tree && i < t.count && n == 0; i++)
+        if (t.links[i].pid == root)
+            tree[n++] = root;
     for (size_t next = 0; next < n; next++) {
-        long parent = tree[next]->pid;
-        for (size_t i = first_child(t, parent); i < t->count && t->entries[i].ppid == parent; i++)
-            if (n < t->count)
-                tree[n++] = &t->entries[i];
+        long parent = tree[next];
+        for (size_t i = first_child(&t, parent); i < t.count && t.links[i].ppid == parent; i++)
+            if (n < t.count)
+                tree[n++] = t.links[i].pid;
     }
-    return n;
+    free(t.links);
+    *count = n;
+    return tree;
 }
 
 /* The number after "key" in a "Key:   123 kB" style file; -1 if absent. */
@@ -180,80 +224,156 @@ static void add_memory(long pid, proc_memory_t *m)
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
-    proc_table_t t;
-    if (read_table(&t) < 0)
-        return -1;
-    const proc_entry_t **tree = malloc((t.count + 1) * sizeof *tree);
-    size_t n = tree ? find_tree(&t, pid, tree) : 0;
+    size_t n;
+    long *tree = find_tree(pid, &n);
     *out = (proc_memory_t){0};
     for (size_t i = 0; i < n; i++)
-        add_memory(tree[i]->pid, out);
+        add_memory(tree[i], out);
     free(tree);
-    free(t.entries);
-    return n > 0 ? 0 : -1;
+    if (n > 0 && out->procs > 0)
+        return 0;
+    *out = (proc_memory_t){-1, -1, -1, -1};
+    return -1;
 }
 
 /*
- * stat reports CPU time in whole clock ticks (usually 10 ms), rounded down
- * per process: 10 000 fork children that each ran 5 ms would sum to nothing.
- * Where the kernel offers /proc/P/sched (CONFIG_SCHED_DEBUG), its
- * se.sum_exec_runtime is the same time in ms to the nanosecond, but only for
- * the process's first thread; so it is used for single-threaded processes,
- * and stat's ticks, which cover every thread, for the rest.
+ * A process's CPU-time clock counts all its threads, in nanoseconds, with
+ * no kernel option needed (unlike /proc/P/sched's sum_exec_runtime, which
+ * needs CONFIG_SCHED_DEBUG and covers one thread).
  */
-static double process_cpu_ms(const proc_entry_t *e)
+static bool process_cpu_ns(long pid, uint64_t *ns)
 {
-    static const char key[] = "se.sum_exec_runtime";
-    char path[64], buf[8192];
-    snprintf(path, sizeof path, "/proc/%ld/sched", e->pid);
-    if (e->threads == 1 && read_small_file(path, buf, sizeof buf) > 0) {
-        const char *p = strstr(buf, key);
-        if (p && (p = strchr(p + sizeof key - 1, ':')) != NULL)
-            return strtod(p + 1, NULL);
-    }
-    return (double)e->ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    clockid_t clock;
+    struct timespec ts;
+    if (clock_getcpuclockid((pid_t)pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
+        return false; /* exited since the tree was read */
+    *ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    return true;
 }
 
-double proc_tree_cpu_ms(long pid)
+int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
-    proc_table_t t;
-    if (read_table(&t) < 0)
+    size_t n;
+    long *tree = find_tree(pid, &n);
+    if (n == 0 || cpu_alloc(out, n) < 0) {
+        free(tree);
+        *out = (proc_cpu_t){0};
         return -1;
-    const proc_entry_t **tree = malloc((t.count + 1) * sizeof *tree);
-    size_t n = tree ? find_tree(&t, pid, tree) : 0;
-    double ms = 0;
-    if (n > 0) /* children that exited and were reaped */
-        ms = (double)tree[0]->child_ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    }
+    qsort(tree, n, sizeof *tree, by_pid);
     for (size_t i = 0; i < n; i++)
-        ms += process_cpu_ms(tree[i]);
+        if (process_cpu_ns(tree[i], &out->ns[out->count]))
+            out->pids[out->count++] = tree[i];
     free(tree);
-    free(t.entries);
-    return n > 0 ? ms : -1;
+    return 0;
 }
 
-#else /* no /proc */
+#elif defined(__APPLE__)
+/* ---- macOS: libproc ---------------------------------------------------- */
 
-bool proc_supported(void)
+#include <libproc.h>
+#include <mach/mach_time.h>
+#include <sys/proc_info.h>
+
+/* Enough for a forking server at C10K. */
+#define MAX_TREE 20000
+
+/*
+ * The server and its direct children (02-fork's are all direct), unsorted;
+ * malloc'ed. *count is 0 if the server is gone.
+ */
+static long *find_tree(long root, size_t *count)
 {
-    return false;
+    *count = 0;
+    pid_t *children = calloc(MAX_TREE, sizeof *children);
+    long *tree = malloc((MAX_TREE + 1) * sizeof *tree);
+    if (!children || !tree || !proc_exists(root)) {
+        free(children);
+        free(tree);
+        return NULL;
+    }
+    tree[(*count)++] = root;
+    int found = proc_listchildpids((pid_t)root, children, MAX_TREE * (int)sizeof *children);
+    for (int i = 0; i < found && i < MAX_TREE; i++)
+        if (children[i] > 0)
+            tree[(*count)++] = children[i];
+    free(children);
+    return tree;
 }
 
-bool proc_exists(long pid)
+static bool task_info_of(long pid, struct proc_taskinfo *ti)
 {
-    (void)pid;
-    return false;
+    return proc_pidinfo((int)pid, PROC_PIDTASKINFO, 0, ti, sizeof *ti) == (int)sizeof *ti;
+}
+
+int proc_tree_memory(long pid, proc_memory_t *out)
+{
+    size_t n;
+    long *tree = find_tree(pid, &n);
+    *out = (proc_memory_t){.pss_kb = -1};
+    for (size_t i = 0; i < n; i++) {
+        struct proc_taskinfo ti;
+        if (!task_info_of(tree[i], &ti))
+            continue;
+        out->procs++;
+        out->threads += ti.pti_threadnum;
+        out->rss_kb += (long)(ti.pti_resident_size / 1024);
+    }
+    free(tree);
+    if (out->procs > 0)
+        return 0;
+    *out = (proc_memory_t){-1, -1, -1, -1};
+    return -1;
+}
+
+/* pti_total_user and pti_total_system are in Mach time units, not always ns. */
+int proc_tree_cpu(long pid, proc_cpu_t *out)
+{
+    mach_timebase_info_data_t tb;
+    size_t n;
+    long *tree = find_tree(pid, &n);
+    if (n == 0 || mach_timebase_info(&tb) != KERN_SUCCESS || cpu_alloc(out, n) < 0) {
+        free(tree);
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
+    qsort(tree, n, sizeof *tree, by_pid);
+    for (size_t i = 0; i < n; i++) {
+        struct proc_taskinfo ti;
+        if (!task_info_of(tree[i], &ti))
+            continue;
+        out->pids[out->count] = tree[i];
+        out->ns[out->count++] = (ti.pti_total_user + ti.pti_total_system) * tb.numer / tb.denom;
+    }
+    free(tree);
+    return 0;
+}
+
+#else
+/* ---- elsewhere: unknown, said once ------------------------------------- */
+
+static void note_unsupported(void)
+{
+    static bool said;
+    if (!said)
+        fprintf(stderr, "loadgen: note: --server-pid: no way to read another process's CPU "
+                        "and memory on this system; those figures are left null\n");
+    said = true;
 }
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
     (void)pid;
-    (void)out;
+    note_unsupported();
+    *out = (proc_memory_t){-1, -1, -1, -1};
     return -1;
 }
 
-double proc_tree_cpu_ms(long pid)
+int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
     (void)pid;
+    note_unsupported();
+    *out = (proc_cpu_t){0};
     return -1;
 }
 

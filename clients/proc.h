@@ -1,44 +1,69 @@
 /*
- * proc.h - what the server under test costs, read from Linux's /proc.
+ * proc.h - what the server under test costs: its CPU time and memory.
  *
  * A server is one process (01, 04 to 07), one process with a thread per
  * client (03) or a process per client (02), so every figure is summed over
- * the server's pid and all of its descendants.
+ * the server's pid and its descendants, each process with all its threads.
+ *
+ * CPU time is read in nanoseconds from each process's CPU-time clock
+ * (clock_getcpuclockid(3) and clock_gettime(2) on Linux, which cover every
+ * thread), never from 10 ms clock ticks. The process tree is found through
+ * /proc. A process that exits between two readings takes its CPU time with
+ * it (the kernel's count for reaped children is in ticks only and is not
+ * mixed in), so the CPU spent between two readings is a sum over the
+ * processes alive at the second one:
+ *   - a process seen in both readings: the difference;
+ *   - a process born after the first reading: all it has used;
+ *   - a process that exited in between: nothing.
+ * No term can be negative. For 02-fork this is exact while its clients stay
+ * connected (c10k, hold, scan keep them all open through the window); a
+ * child whose client leaves mid-window is missed, so the sum is then a
+ * lower bound.
  *
  * Memory comes two ways. RSS counts a page once for every process that maps
  * it, so fork's children, which share most pages with their parent, add up
  * to far more than the machine spends. PSS (proportional set size) divides
- * each shared page among its sharers: the honest sum.
+ * each shared page among its sharers: the honest sum (Linux only).
  *
- * Without /proc (macOS, the BSDs) proc_supported() is false and loadgen
- * refuses --server-pid.
+ * Off Linux: on macOS libproc gives each process's total CPU time and
+ * resident size (the server and its direct children; no PSS); elsewhere the
+ * figures are unknown. Either way the run goes on and stderr says once what
+ * is missing.
  */
 #ifndef LOADGEN_PROC_H
 #define LOADGEN_PROC_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
+/* Every count is -1 when it could not be read. */
 typedef struct {
     long procs;   /* the server process and its descendants */
-    long threads; /* "Threads:" of /proc/P/status, summed */
-    long rss_kb;  /* "VmRSS:" of /proc/P/status, summed */
-    long pss_kb;  /* "Pss:" of /proc/P/smaps_rollup, summed; -1 if unreadable */
+    long threads; /* their threads, summed */
+    long rss_kb;  /* resident set, summed */
+    long pss_kb;  /* proportional set size, summed (Linux) */
 } proc_memory_t;
 
-bool proc_supported(void);
+/* Whether a process with this id exists (also one we may not signal). */
 bool proc_exists(long pid);
 
-/* Memory of pid's process tree right now. 0, or -1 if pid is gone. */
+/* Memory of pid's process tree right now. 0, or -1 if nothing could be read. */
 int proc_tree_memory(long pid, proc_memory_t *out);
 
-/*
- * CPU time (user + system) used so far by pid's process tree, in ms, or a
- * negative number if pid is gone. Children that already exited still count
- * once the root has reaped them (cutime and cstime), so the difference of
- * two readings is what the server spent in between. Precise to the
- * microsecond for single-threaded processes where /proc/P/sched exists,
- * otherwise to one clock tick (usually 10 ms) per process.
- */
-double proc_tree_cpu_ms(long pid);
+/* One reading of the CPU time of every process of a tree. */
+typedef struct {
+    long *pids;   /* ascending */
+    uint64_t *ns; /* ns[i]: CPU time pids[i] has used so far, all threads */
+    size_t count;
+} proc_cpu_t;
+
+/* Read it now. 0, or -1 (pid gone, or no way to read it here): *out is then empty. */
+int proc_tree_cpu(long pid, proc_cpu_t *out);
+
+/* CPU time in ms the tree spent from `before` to `after` (see above); never negative. */
+double proc_cpu_ms_between(const proc_cpu_t *before, const proc_cpu_t *after);
+
+void proc_cpu_free(proc_cpu_t *r);
 
 #endif /* LOADGEN_PROC_H */

@@ -42,6 +42,11 @@ void report_str(report_t *r, const char *key, const char *value)
     add(r, key, FIELD_STR)->string = value;
 }
 
+void report_null(report_t *r, const char *key)
+{
+    add(r, key, FIELD_NULL);
+}
+
 /* "1503.20" -> "1503.2", "1.500" -> "1.5", "95.0" stays. */
 static void format_number(char *out, size_t size, double value, int decimals)
 {
@@ -54,48 +59,78 @@ static void format_number(char *out, size_t size, double value, int decimals)
         *end-- = '\0';
 }
 
-/* The value as text; strings come out quoted when json is set. */
-static void format_value(const field_t *f, bool json, char *out, size_t size)
+static bool is_unknown(const field_t *f)
 {
+    return f->type == FIELD_NULL || (f->type == FIELD_NUM && isnan(f->number)) ||
+           (f->type == FIELD_STR && f->string == NULL);
+}
+
+/*
+ * The value as text in the given format. Strings are short fixed phrases
+ * written in this program (no quotes, commas or control characters), so
+ * JSON needs only the surrounding quotes and CSV none.
+ */
+static void format_value(const field_t *f, output_t format, char *out, size_t size)
+{
+    static const char *const unknown[] = {[OUTPUT_TABLE] = "-", [OUTPUT_JSON] = "null",
+                                          [OUTPUT_CSV] = ""};
+    if (is_unknown(f)) {
+        snprintf(out, size, "%s", unknown[format]);
+        return;
+    }
     switch (f->type) {
     case FIELD_INT:
         snprintf(out, size, "%lld", f->integer);
         break;
     case FIELD_NUM:
-        if (isnan(f->number))
-            snprintf(out, size, "%s", json ? "null" : "-");
-        else
-            format_number(out, size, f->number, f->decimals);
+        format_number(out, size, f->number, f->decimals);
         break;
     case FIELD_BOOL:
         snprintf(out, size, "%s", f->boolean ? "true" : "false");
         break;
     case FIELD_STR:
-        /* Only fixed identifiers are reported: nothing here needs escaping. */
-        snprintf(out, size, json ? "\"%s\"" : "%s", f->string);
+        snprintf(out, size, format == OUTPUT_JSON ? "\"%s\"" : "%s", f->string);
+        break;
+    case FIELD_NULL:
         break;
     }
 }
 
 static void print_json(const report_t *r)
 {
-    char value[64];
+    char value[96];
     putchar('{');
     for (int i = 0; i < r->count; i++) {
-        format_value(&r->fields[i], true, value, sizeof value);
+        format_value(&r->fields[i], OUTPUT_JSON, value, sizeof value);
         printf("%s\"%s\":%s", i ? "," : "", r->fields[i].key, value);
     }
     printf("}\n");
 }
 
-void report_print(const report_t *r, bool json)
+static void print_csv(const report_t *r, bool header)
 {
-    char value[64];
-    if (json) {
+    char value[96];
+    for (int i = 0; header && i < r->count; i++)
+        printf("%s%s", i ? "," : "", r->fields[i].key);
+    if (header)
+        putchar('\n');
+    for (int i = 0; i < r->count; i++) {
+        format_value(&r->fields[i], OUTPUT_CSV, value, sizeof value);
+        printf("%s%s", i ? "," : "", value);
+    }
+    putchar('\n');
+}
+
+void report_print(const report_t *r, output_t format)
+{
+    char value[96];
+    if (format == OUTPUT_JSON) {
         print_json(r);
+    } else if (format == OUTPUT_CSV) {
+        print_csv(r, true);
     } else {
         for (int i = 0; i < r->count; i++) {
-            format_value(&r->fields[i], false, value, sizeof value);
+            format_value(&r->fields[i], OUTPUT_TABLE, value, sizeof value);
             printf("%-24s %s\n", r->fields[i].key, value);
         }
     }
@@ -109,11 +144,14 @@ static int column_width(const field_t *f)
     return w < 8 ? 8 : w;
 }
 
-void report_print_row(const report_t *r, bool json, bool first)
+void report_print_row(const report_t *r, output_t format, bool first)
 {
-    char value[64];
-    if (json) {
-        print_json(r);
+    char value[96];
+    if (format == OUTPUT_JSON || format == OUTPUT_CSV) {
+        if (format == OUTPUT_JSON)
+            print_json(r);
+        else
+            print_csv(r, first);
         fflush(stdout);
         return;
     }
@@ -123,7 +161,7 @@ void report_print_row(const report_t *r, bool json, bool first)
         putchar('\n');
     }
     for (int i = 0; i < r->count; i++) {
-        format_value(&r->fields[i], false, value, sizeof value);
+        format_value(&r->fields[i], OUTPUT_TABLE, value, sizeof value);
         printf("%s%*s", i ? "  " : "", column_width(&r->fields[i]), value);
     }
     putchar('\n');
