@@ -252,9 +252,10 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
             at->a_closed = now_ns();
             continue;
         }
-        if (at->b_echoed == 0 && now_ns() >= deadline) {
-            fprintf(stderr, "loadgen: client B got no echo within --timeout %g s\n", o->timeout_s);
-            n->unanswered++;
+        if (now_ns() >= deadline) { /* also when --timeout is shorter than --hold */
+            fprintf(stderr, "loadgen: timed out after --timeout %g s%s\n", o->timeout_s,
+                    at->b_echoed ? "" : " with no echo for client B");
+            n->unanswered += at->b_echoed == 0;
             n->error = "timeout";
             return -1;
         }

@@ -311,6 +311,11 @@ int proc_tree_memory(long pid, proc_memory_t *out)
     size_t n;
     long *tree = find_tree(pid, &n);
     *out = (proc_memory_t){.pss_kb = -1};
+    static bool said;
+    if (!said)
+        fprintf(stderr, "loadgen: note: --server-pid on macOS: no PSS (server_pss_kb is null); "
+                        "the server and its direct children are counted\n");
+    said = true;
     for (size_t i = 0; i < n; i++) {
         struct proc_taskinfo ti;
         if (!task_info_of(tree[i], &ti))

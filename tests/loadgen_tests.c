@@ -233,6 +233,8 @@ static const case_t CASES[] = {
      {"refused=1", "corrupt=0", "error=refused"}},
     {"stall-refused", {NULL}, {"stall", "--hold", "0.2"}, 1, 1,
      {"connect_failed=1", "wait_ms=", "error=connect failed"}},
+    {"stall-timeout", {"--mode", "echo"}, {"stall", "--hold", "30", "--timeout", "0.5"}, 1, 1,
+     {"stalled=false", "unanswered=0", "held_ms>0", "error=timeout"}},
     {"scan-correct", {"--mode", "echo"},
      {"scan", "--idle", "0,5", "--duration", "0.3", "--server-pid", "SERVER_PID"}, 0, 2,
      {"idle=5", "idle_open=5", "requested=6", "served=6", "lost=0", "round_trips>0",
