@@ -33,6 +33,7 @@ static int by_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+#if defined(__linux__) || defined(__APPLE__) /* the systems that can read CPU time */
 /* Room for `count` readings; the caller fills pids[] and ns[] in step. */
 static int cpu_alloc(proc_cpu_t *r, size_t count)
 {
@@ -44,6 +45,7 @@ static int cpu_alloc(proc_cpu_t *r, size_t count)
     proc_cpu_free(r);
     return -1;
 }
+#endif
 
 void proc_cpu_free(proc_cpu_t *r)
 {
