@@ -2,8 +2,9 @@
  * sys/event.h - a small TEACHING SHIM, not a kqueue implementation.
  *
  * Linux has no kqueue. This header maps the subset of kqueue(2) that
- * 06-kqueue/main.c uses onto epoll(7), so that the same main.c builds and
- * passes the same tests on Linux. It is put on the include path only where
+ * 06-kqueue/main.c and the load client's kqueue backend (clients/loop_kqueue.c)
+ * use onto epoll(7), so that the same code builds and passes the same tests
+ * on Linux. It is put on the include path only where
  * the system has no <sys/event.h>; on macOS and the BSDs the real one is used.
  * On Linux the measured O(ready) behaviour of 06-kqueue is therefore epoll's.
  *
