@@ -185,10 +185,15 @@ static int check_disable_enable(void)
     change(kq, sv[0], EVFILT_WRITE, EV_DISABLE, NULL);
     if ((n = wait_events(kq, ev, 4, 0)) != 0)
         return fail("%d kevents with both filters disabled", n);
-    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL); /* EV_ADD re-enables */
+    /* EV_ADD on an existing pair only modifies it: as on the BSDs, a
+     * disabled pair stays disabled until EV_ENABLE. */
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("EV_ADD re-enabled a disabled pair (%d kevents)", n);
+    change(kq, sv[0], EVFILT_READ, EV_ENABLE, NULL);
     n = wait_events(kq, ev, 4, 1000);
     if (n != 1 || ev[0].filter != EVFILT_READ)
-        return fail("EV_ADD on a disabled pair should enable it, got %d kevents", n);
+        return fail("EV_ENABLE after EV_ADD should report READ, got %d kevents", n);
     /* epoll(7) reports hang-ups even for an empty mask; a disabled pair must
      * not cut a wait short once the peer has gone. */
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
@@ -198,6 +203,64 @@ static int check_disable_enable(void)
     if (n != 0 || now_ms() - t0 < 90)
         return fail("disabled pairs on a hung-up socket: %d kevents after %.1f ms, want 0", n,
                     now_ms() - t0);
+    return 1;
+}
+
+/* EV_ADD on an existing pair with EV_DISABLE or EV_ENABLE switches it; with
+ * both, EV_ENABLE wins, for a new pair as for an existing one. */
+static int check_add_with_enable_disable(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
+    change(kq, sv[0], EVFILT_READ, EV_ADD | EV_DISABLE, NULL);
+    int n = wait_events(kq, ev, 4, 0);
+    if (n != 0)
+        return fail("EV_ADD|EV_DISABLE on an enabled pair: %d kevents, want 0", n);
+    change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE, NULL);
+    if ((n = wait_events(kq, ev, 4, 1000)) != 1)
+        return fail("EV_ADD|EV_ENABLE on a disabled pair: %d kevents, want 1", n);
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
+    change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE | EV_DISABLE, NULL);
+    if ((n = wait_events(kq, ev, 4, 1000)) != 1)
+        return fail("EV_ENABLE|EV_DISABLE on a disabled pair: %d kevents, want 1", n);
+    change(kq, sv[0], EVFILT_WRITE, EV_ADD | EV_ENABLE | EV_DISABLE, NULL);
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 2 || find(ev, n, sv[0], EVFILT_WRITE) == NULL)
+        return fail("a new pair added with EV_ENABLE|EV_DISABLE is not enabled (%d kevents)", n);
+    return 1;
+}
+
+/* The BSDs replace udata on every change to an existing pair, not only on
+ * EV_ADD; a failed change leaves it alone. */
+static int check_udata_follows_changes(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[0]);
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[1]);
+    change(kq, sv[0], EVFILT_READ, EV_ENABLE, &tags[2]);
+    int n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].udata != &tags[2])
+        return fail("udata after EV_ENABLE: want the EV_ENABLE's");
+    change(kq, sv[0], EVFILT_READ, 0, &tags[3]); /* no action flag: modify only */
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].udata != &tags[3])
+        return fail("udata after a change with no flags: want that change's");
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[1]);
+    change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE, &tags[0]);
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].udata != &tags[0])
+        return fail("udata after EV_DISABLE then EV_ADD|EV_ENABLE: want the last one's");
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD | 0x0020, &tags[1]) != -1) /* EV_CLEAR */
+        return fail("EV_CLEAR was accepted");
+    n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].udata != &tags[0])
+        return fail("a rejected change replaced udata");
     return 1;
 }
 
@@ -234,32 +297,87 @@ static int check_delete(void)
 static int check_errors_and_changes_in_one_call(void)
 {
     int sv[2], kq = kqueue();
-    struct kevent ch[2], ev[4];
+    struct kevent ch[3], ev[4];
     if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
         return fail("setup: %s", strerror(errno));
     EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
     EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_DELETE, 0, 0, NULL);
-    int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
-    if (n != 1 || !(ev[0].flags & EV_ERROR) || ev[0].filter != EVFILT_WRITE)
-        return fail("want only the WRITE EV_ERROR, got %d kevents", n);
+    EV_SET(&ch[2], sv[1], EVFILT_WRITE, EV_ADD, 0, 0, NULL);
+    int n = kevent(kq, ch, 3, ev, 4, &(struct timespec){1, 0});
+    if (n != 1 || ev[0].flags != EV_ERROR || ev[0].filter != EVFILT_WRITE)
+        return fail("want only the WRITE EV_ERROR (flags exactly EV_ERROR), got %d kevents", n);
     n = wait_events(kq, ev, 4, 1000);
-    if (n != 1 || ev[0].filter != EVFILT_READ || (ev[0].flags & EV_ERROR))
-        return fail("the valid change before the error was not applied (%d kevents)", n);
+    if (n != 2 || find(ev, n, sv[0], EVFILT_READ) == NULL ||
+        find(ev, n, sv[1], EVFILT_WRITE) == NULL)
+        return fail("the valid changes around the error were not all applied (%d kevents)", n);
+    return 1;
+}
+
+/* kqueue(2): an error that finds no room left in the eventlist makes kevent()
+ * fail with that errno; the errors before it are in the eventlist, and the
+ * changes after it are not applied. */
+static int check_errors_without_room(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[4], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    int closed = dup(sv[1]);
+    if (closed < 0 || close(closed) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_DELETE, 0, 0, NULL);  /* ENOENT */
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ENABLE, 0, 0, NULL); /* ENOENT */
+    EV_SET(&ch[2], closed, EVFILT_READ, EV_ADD, 0, 0, NULL);    /* EBADF, no room */
+    EV_SET(&ch[3], sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);     /* never applied */
+    errno = 0;
+    int n = kevent(kq, ch, 4, ev, 2, &(struct timespec){1, 0});
+    if (n != -1 || errno != EBADF)
+        return fail("want -1/EBADF for the error with no room, got %d (%s)", n, strerror(errno));
+    if (ev[0].flags != EV_ERROR || ev[0].data != ENOENT || ev[1].flags != EV_ERROR ||
+        ev[1].data != ENOENT || ev[1].filter != EVFILT_WRITE)
+        return fail("the two errors with room are not in the eventlist");
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("the change after the failed one was applied (%d kevents)", n);
+    return 1;
+}
+
+/* EV_RECEIPT: every change comes back as EV_ERROR, data 0 on success, and
+ * kevent() returns without reading pending events. */
+static int check_receipt(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[2], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, &tags[0]);
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_DELETE | EV_RECEIPT, 0, 0, &tags[1]);
+    int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
+    if (n != 2 || ev[0].flags != EV_ERROR || ev[0].data != 0 || ev[0].udata != &tags[0] ||
+        ev[1].flags != EV_ERROR || ev[1].data != ENOENT || ev[1].udata != &tags[1])
+        return fail("want two receipts, data 0 and ENOENT, got %d kevents", n);
+    if ((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_READ)
+        return fail("the receipted EV_ADD was not applied (%d kevents)", n);
+    EV_SET(&ch[0], sv[0], EVFILT_WRITE, EV_ADD | EV_RECEIPT, 0, 0, NULL);
+    if (kevent(kq, ch, 1, NULL, 0, NULL) != 0)
+        return fail("a receipt with no room: want 0, got an error (%s)", strerror(errno));
+    if ((n = wait_events(kq, ev, 4, 1000)) != 2)
+        return fail("the EV_ADD with a receipt and no room was not applied (%d kevents)", n);
     return 1;
 }
 
 static int check_unsupported(void)
 {
     int sv[2], kq = kqueue();
-    struct kevent ch[3], ev[4];
+    struct kevent ch[4], ev[4];
     if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
         return fail("setup: %s", strerror(errno));
     EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | 0x0020, 0, 0, NULL);  /* EV_CLEAR */
     EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ADD | 0x0010, 0, 0, NULL); /* EV_ONESHOT */
     EV_SET(&ch[2], sv[0], -4, EV_ADD, 0, 0, NULL);                    /* EVFILT_VNODE */
-    int n = kevent(kq, ch, 3, ev, 4, &(struct timespec){1, 0});
-    if (n != 3)
-        return fail("%d error kevents for 3 unsupported changes", n);
+    EV_SET(&ch[3], sv[0], EVFILT_READ, EV_ADD, 0x0001, 1, NULL);      /* NOTE_LOWAT */
+    int n = kevent(kq, ch, 4, ev, 4, &(struct timespec){1, 0});
+    if (n != 4)
+        return fail("%d error kevents for 4 unsupported changes", n);
     for (int i = 0; i < n; i++)
         if (!(ev[i].flags & EV_ERROR) || ev[i].data != EINVAL)
             return fail("change %d: flags 0x%x data %ld, want EV_ERROR/EINVAL", i, ev[i].flags,
@@ -292,6 +410,25 @@ static int check_eof_with_pending_data(void)
     n = wait_events(kq, ev, 2, 1000);
     if (n != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 0 || read(sv[1], buf, sizeof buf) != 0)
         return fail("after draining want EV_EOF, data 0 and read() == 0");
+    return 1;
+}
+
+/* The peer's FIN ends only the read direction: EV_EOF on READ, not on WRITE. */
+static int check_half_close_eof_read_only(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || tcp_pair(sv) < 0 || shutdown(sv[0], SHUT_WR) < 0)
+        return fail("setup: %s", strerror(errno));
+    change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
+    change(kq, sv[1], EVFILT_WRITE, EV_ADD, NULL);
+    int n = wait_events(kq, ev, 4, 1000);
+    const struct kevent *r = find(ev, n, sv[1], EVFILT_READ), *w = find(ev, n, sv[1], EVFILT_WRITE);
+    if (n != 2 || r == NULL || w == NULL)
+        return fail("want READ and WRITE kevents, got %d", n);
+    if (!(r->flags & EV_EOF) || (w->flags & EV_EOF))
+        return fail("READ flags 0x%x, WRITE flags 0x%x: want EV_EOF on READ only", r->flags,
+                    w->flags);
     return 1;
 }
 
@@ -583,18 +720,78 @@ static int check_bad_arguments(void)
     errno = 0;
     if (kevent(kq, NULL, 0, &ev, 1, &(struct timespec){0, 1000000000L}) != -1 || errno != EINVAL)
         return fail("tv_nsec of 1e9: want -1/EINVAL, errno %s", strerror(errno));
-    /* A change that fails leaves nothing behind: here epoll refuses a closed
-     * fd whose number the shim's table already covers. */
+    /* The changes are applied even when the time limit is then refused. */
     int sv[2];
-    if (unix_pair(sv) < 0 || change(kq, sv[0], EVFILT_READ, EV_ADD, NULL) != 0)
+    if (unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
         return fail("setup: %s", strerror(errno));
+    struct kevent ch;
+    EV_SET(&ch, sv[0], EVFILT_READ, EV_ADD, 0, 0, NULL);
+    errno = 0;
+    if (kevent(kq, &ch, 1, &ev, 1, &(struct timespec){-1, 0}) != -1 || errno != EINVAL)
+        return fail("a negative timeout: want -1/EINVAL, errno %s", strerror(errno));
+    if (wait_events(kq, &ev, 1, 1000) != 1)
+        return fail("the change given with a bad timeout was not applied");
     close(sv[1]);
     errno = 0;
     if (change(kq, sv[1], EVFILT_WRITE, EV_ADD, NULL) != -1 || errno != EBADF)
         return fail("EV_ADD of closed fd %d: want -1/EBADF, errno %s", sv[1], strerror(errno));
+    return 1;
+}
+
+/* A change that fails leaves nothing behind: epoll(7) refuses regular files
+ * (EPERM), after the shim has looked the pair up and grown its table. */
+static int check_failed_add_leaves_nothing(void)
+{
+    int kq = kqueue();
+    FILE *tmp = tmpfile();
+    if (kq < 0 || tmp == NULL)
+        return fail("setup: %s", strerror(errno));
+    int fd = fileno(tmp);
     errno = 0;
-    if (change(kq, sv[1], EVFILT_WRITE, EV_ENABLE, NULL) != -1 || errno != ENOENT)
+    if (change(kq, fd, EVFILT_READ, EV_ADD, NULL) != -1 || errno != EPERM)
+        return fail("EV_ADD of a regular file: want -1/EPERM from epoll, errno %s",
+                    strerror(errno));
+    errno = 0;
+    if (change(kq, fd, EVFILT_READ, EV_ENABLE, NULL) != -1 || errno != ENOENT)
         return fail("the failed EV_ADD left a registration behind (errno %s)", strerror(errno));
+    fclose(tmp);
+    return 1;
+}
+
+/* kqueue(2) checks the descriptor before the pair: a closed fd is EBADF,
+ * also for EV_DELETE. Native kqueue forgets an fd's pairs at close(); the
+ * shim learns it at the next change that reaches epoll, then forgets both. */
+static int check_closed_fd(void)
+{
+    int a[2], b[2], kq = kqueue();
+    if (kq < 0 || unix_pair(a) < 0 || unix_pair(b) < 0)
+        return fail("setup: %s", strerror(errno));
+    int fd = a[0];
+    errno = 0;
+    if (change(kq, b[0], EVFILT_READ, EV_DELETE, NULL) != -1 || errno != ENOENT)
+        return fail("EV_DELETE of an open fd's missing pair: want ENOENT, errno %s",
+                    strerror(errno));
+    change(kq, fd, EVFILT_READ, EV_ADD, NULL);
+    change(kq, fd, EVFILT_WRITE, EV_ADD | EV_DISABLE, NULL);
+    close(fd); /* without EV_DELETE */
+    errno = 0;
+    if (change(kq, fd, EVFILT_READ, EV_DELETE, NULL) != -1 || errno != EBADF)
+        return fail("EV_DELETE of a closed fd's pair: want -1/EBADF, errno %s", strerror(errno));
+    errno = 0;
+    if (change(kq, fd, EVFILT_WRITE, EV_DELETE, NULL) != -1 || errno != EBADF)
+        return fail("the closed fd's other pair: want -1/EBADF, errno %s", strerror(errno));
+    int never = dup(b[1]); /* a closed fd that never had a pair */
+    if (never < 0 || close(never) < 0)
+        return fail("setup: %s", strerror(errno));
+    errno = 0;
+    if (change(kq, never, EVFILT_READ, EV_ENABLE, NULL) != -1 || errno != EBADF)
+        return fail("EV_ENABLE of a closed fd with no pair: want EBADF before ENOENT, errno %s",
+                    strerror(errno));
+    if (dup2(b[0], fd) != fd) /* the number is open again: nothing may survive */
+        return fail("dup2: %s", strerror(errno));
+    errno = 0;
+    if (change(kq, fd, EVFILT_WRITE, EV_ENABLE, NULL) != -1 || errno != ENOENT)
+        return fail("a pair of the closed fd survived (errno %s)", strerror(errno));
     return 1;
 }
 
@@ -655,11 +852,16 @@ static const struct {
 } checks[] = {
     {"read and write are two kevents with their own udata", check_read_write_split},
     {"EV_ADD twice is idempotent and updates udata", check_add_idempotent},
-    {"EV_DISABLE stops reports, EV_ENABLE and EV_ADD restore them", check_disable_enable},
+    {"EV_DISABLE stops reports, EV_ENABLE restores, EV_ADD does not", check_disable_enable},
+    {"EV_ADD with EV_ENABLE / EV_DISABLE; EV_ENABLE wins", check_add_with_enable_disable},
+    {"every change to a pair replaces its udata", check_udata_follows_changes},
     {"EV_DELETE removes; a missing pair is ENOENT", check_delete},
-    {"an error stops the wait, earlier changes stay", check_errors_and_changes_in_one_call},
-    {"unsupported flags and filters are EINVAL", check_unsupported},
+    {"an error stops the wait, the other changes stay", check_errors_and_changes_in_one_call},
+    {"an error with no room: -1, later changes not applied", check_errors_without_room},
+    {"EV_RECEIPT reports every change", check_receipt},
+    {"unsupported flags, fflags and filters are EINVAL", check_unsupported},
     {"EV_EOF while data is pending after SHUT_WR", check_eof_with_pending_data},
+    {"the peer's FIN: EV_EOF on READ, not on WRITE", check_half_close_eof_read_only},
     {"EV_EOF after a reset, the error left for read()", check_eof_error_on_reset},
     {"EV_EOF on WRITE to a pipe without reader", check_write_eof_on_pipe},
     {"READ data is FIONREAD, WRITE data the free space", check_data_is_fionread},
@@ -674,6 +876,8 @@ static const struct {
     {"a recycled kqueue fd starts clean", check_recycled_kqueue},
     {"EV_ADD works on an fd number closed without EV_DELETE", check_add_after_close},
     {"bad kqueue, closed or huge fd, bad timeout", check_bad_arguments},
+    {"a failed EV_ADD leaves nothing behind", check_failed_add_leaves_nothing},
+    {"a closed fd is EBADF before ENOENT, and forgotten", check_closed_fd},
 };
 
 int main(void)

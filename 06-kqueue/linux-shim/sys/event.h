@@ -2,15 +2,17 @@
  * sys/event.h - a small TEACHING SHIM, not a kqueue implementation.
  *
  * Linux has no kqueue. This header maps the subset of kqueue(2) that
- * 06-kqueue/main.c uses onto epoll(7), so that the same main.c builds and
- * passes the same tests on Linux. It is put on the include path only where
+ * 06-kqueue/main.c and the load client's kqueue backend (clients/loop_kqueue.c)
+ * use onto epoll(7), so that the same code builds and passes the same tests
+ * on Linux. It is put on the include path only where
  * the system has no <sys/event.h>; on macOS and the BSDs the real one is used.
  * On Linux the measured O(ready) behaviour of 06-kqueue is therefore epoll's.
  *
  * Supported: EVFILT_READ and EVFILT_WRITE on descriptors, with EV_ADD,
- * EV_DELETE, EV_ENABLE and EV_DISABLE, level-triggered only. Any other flag
- * (EV_CLEAR, EV_ONESHOT, ...) or filter is rejected with EINVAL, reported
- * like any other changelist error.
+ * EV_DELETE, EV_ENABLE, EV_DISABLE and EV_RECEIPT, level-triggered only. Any
+ * other flag (EV_CLEAR, EV_ONESHOT, ...), filter, or a non-zero fflags
+ * (NOTE_LOWAT) is rejected with EINVAL, reported like any other changelist
+ * error. 06-kqueue/README.md lists where the shim still differs from kqueue.
  *
  * One real difference callers must respect: native kqueue forgets an fd's
  * registrations when the fd is closed, but this shim cannot see close().
@@ -63,6 +65,7 @@ struct kevent {
 #define EV_DELETE  0x0002 /* remove the pair */
 #define EV_ENABLE  0x0004 /* report events again */
 #define EV_DISABLE 0x0008 /* keep the pair but stop reporting it */
+#define EV_RECEIPT 0x0040 /* report every change as EV_ERROR, data 0 on success */
 #define EV_ERROR   0x4000 /* out: this change failed, errno in data */
 #define EV_EOF     0x8000 /* out: the peer shut down, or the socket failed */
 
@@ -165,27 +168,32 @@ static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now)
     return epoll_ctl(kq, op, fd, &ev) == 0 ? 0 : errno;
 }
 
-/* Apply one change; 0 or an errno for EV_ERROR. Follows kqueue(2): EV_ADD of an
- * existing pair modifies it and enables it unless EV_DISABLE is also given
- * (EV_ENABLE wins over EV_DISABLE, as in FreeBSD); anything else on a missing
- * pair, EV_DELETE included, is ENOENT. */
+/* Apply one change; 0 or an errno for EV_ERROR. As in kqueue(2), the pair
+ * (ident, filter) is the identity:
+ *  - EV_ADD creates a missing pair, enabled unless EV_DISABLE is given; on an
+ *    existing pair it only modifies (udata): a disabled pair stays disabled.
+ *  - EV_ENABLE / EV_DISABLE switch an existing pair (EV_ENABLE wins if both).
+ *  - any change but EV_DELETE replaces udata, as the BSDs do.
+ *  - without EV_ADD, a missing pair is ENOENT, or EBADF if the fd is not open.
+ * A change carrying both EV_ADD and EV_DELETE deletes an existing pair. */
 static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent *ch)
 {
     unsigned bit = ch->filter == EVFILT_READ ? KQ_SHIM_READ : 0u;
     if (ch->filter == EVFILT_WRITE)
         bit = KQ_SHIM_WRITE;
-    if (bit == 0 || (ch->flags & ~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE)) != 0)
+    if (bit == 0 || ch->fflags != 0 ||
+        (ch->flags & ~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE | EV_RECEIPT)) != 0)
         return EINVAL;
     if (ch->ident > INT_MAX)
         return EBADF;
     int fd = (int)ch->ident;
     int exists = fd < st->nfds && (st->fds[fd].added & bit);
+    /* Only an fd that is open may grow the table (a stray ident must not make
+     * it huge), and kqueue(2) checks the descriptor before the pair. */
+    if (!exists && fcntl(fd, F_GETFD) < 0)
+        return EBADF;
     if (!exists && (ch->flags & (EV_ADD | EV_DELETE)) != EV_ADD)
         return ENOENT;
-    /* Grow only for an open fd (EBADF, as kqueue(2) says), so a stray ident
-     * cannot make the table huge. */
-    if (fd >= st->nfds && fcntl(fd, F_GETFD) < 0)
-        return EBADF;
     struct kq_shim_fd *fds = kq_shim_grow(st->fds, &st->nfds, fd, sizeof *fds);
     if (fds == NULL)
         return ENOMEM;
@@ -197,21 +205,23 @@ static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent 
         f->added &= ~bit;
         f->enabled &= ~bit;
     } else {
-        if (ch->flags & EV_ADD) {
-            f->added |= bit;
-            f->udata[bit - 1] = ch->udata;
-        }
-        if ((ch->flags & EV_ENABLE) || (ch->flags & (EV_ADD | EV_DISABLE)) == EV_ADD)
+        if (!exists && !(ch->flags & EV_DISABLE))
+            f->enabled |= bit;
+        if (ch->flags & EV_ENABLE)
             f->enabled |= bit;
         else if (ch->flags & EV_DISABLE)
             f->enabled &= ~bit;
+        f->added |= bit;
+        f->udata[bit - 1] = ch->udata;
     }
     /* Skip the syscall when epoll already matches; EV_ADD always tells it,
      * which also repairs an fd closed without EV_DELETE and reused. */
     if (f->enabled == saved.enabled && !(ch->flags & EV_ADD))
         return 0;
     int err = kq_shim_sync(kq, fd, saved.enabled, f->enabled);
-    if (err != 0)
+    if (err == EBADF)
+        memset(f, 0, sizeof *f); /* closed without EV_DELETE: the BSDs forgot it at close() */
+    else if (err != 0)
         *f = saved; /* a failed change leaves nothing behind */
     return err;
 }
@@ -275,21 +285,23 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
         errno = EBADF;
         return -1;
     }
-    if (nchanges < 0 || nevents < 0 ||
-        (timeout &&
-         (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L))) {
+    if (nchanges < 0 || nevents < 0) {
         errno = EINVAL;
         return -1;
     }
-    /* kqueue(2): changes apply before the wait. A failed change becomes an
-     * EV_ERROR event while the eventlist has room, otherwise kevent() fails
-     * with its errno; once any error is reported, kevent() does not wait. */
+    /* kqueue(2): changes apply before the wait, one by one. A failed change
+     * (or any change with EV_RECEIPT) becomes an EV_ERROR event while the
+     * eventlist has room; a failure with no room left ends the call with -1
+     * and its errno, the changes after it not applied. Once any EV_ERROR
+     * event is returned, kevent() does not wait. */
     int nerr = 0;
     for (int i = 0; i < nchanges; i++) {
         int err = kq_shim_apply(kq, st, &changelist[i]);
-        if (err == 0)
+        if (err == 0 && !(changelist[i].flags & EV_RECEIPT))
             continue;
         if (nerr == nevents) {
+            if (err == 0)
+                continue; /* a receipt with no room: nothing to report */
             errno = err;
             return -1;
         }
@@ -299,6 +311,12 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
     }
     if (nerr > 0 || nevents == 0)
         return nerr;
+    /* The time limit matters only now; the changes above stay applied. */
+    if (timeout &&
+        (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L)) {
+        errno = EINVAL;
+        return -1;
+    }
 
     /* Level-triggered only, and that is what makes it safe to drop a kevent
      * that does not fit in the eventlist: epoll(7) reports a level-triggered
