@@ -154,7 +154,7 @@ loadgen() {
     "$LOADGEN" "$mode" -p "$port" --json "$@" >"$tmp/json" 2>"$tmp/lgerr"
     rc=$?
     [ $rc -eq 0 ] && return 0
-    sed 's/^/  loadgen: /' "$tmp/lgerr" >&2
+    sed 's/^/  /' "$tmp/lgerr" >&2
     fail "loadgen $mode exited with status $rc"
 }
 
@@ -171,7 +171,7 @@ loadgen_wait() {
     rc=$?
     bg_pid=""
     [ $rc -eq 0 ] && return 0
-    sed 's/^/  loadgen: /' "$tmp/lgerr" >&2
+    sed 's/^/  /' "$tmp/lgerr" >&2
     fail "loadgen exited with status $rc"
 }
 loadgen_running() { [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; }
@@ -201,6 +201,14 @@ linux_only() { [ $have_proc = yes ] || echo "  ($* needs Linux's /proc; left out
 status_field() { awk -v f="$1:" '$1 == f { print $2; exit }' "/proc/$server_pid/status" 2>/dev/null; }
 
 say() { printf '%s\n' "$@"; }
+
+# need_fds N: the server and loadgen each need N descriptors; both raise their
+# soft limit to the hard one, so only the hard limit can stop them.
+need_fds() {
+    hard=$(ulimit -Hn 2>/dev/null)
+    [ "$hard" = unlimited ] || [ -z "$hard" ] || [ "$hard" -ge "$1" ] ||
+        fail "this demonstration needs $1 open files per process, but the hard limit (ulimit -Hn) is $hard; raise it first (as root: ulimit -Hn $1, or in /etc/security/limits.conf; macOS: sudo launchctl limit maxfiles $1 unlimited)"
+}
 
 # --- the demonstrations ---------------------------------------------------------
 
@@ -273,6 +281,7 @@ hold_threads() {
 }
 
 demo_03() {
+    need_fds 10100
     stack_kib=$(ulimit -s)
     say "03-threads: every client costs a thread and its stack. 10 000 clients connect, echo" \
         "once each, then idle 3 s; the server is read while they are held."
@@ -292,6 +301,7 @@ demo_03() {
 }
 
 demo_04() {
+    need_fds 1200
     say "04-select: the FD_SETSIZE ceiling, then the O(n) scan."
     start_server pinned
     say "" "1. 1100 clients at once (select's fd_set holds descriptors 0 to 1023):"
@@ -333,6 +343,7 @@ scan() {
 }
 
 demo_05() {
+    need_fds 10100
     say "05-poll: no ceiling, but still O(n): one client's round trip beside 0 to 10 000 idle ones."
     start_server pinned
     scan 0,100,1000,10000
@@ -342,6 +353,7 @@ demo_05() {
 }
 
 demo_flat() {
+    need_fds 10100
     api=$1
     say "$rung: O(ready). One client's round trip beside 0 to 10 000 idle ones, then C10K."
     start_server pinned
