@@ -25,7 +25,7 @@ server-release: main.c ../common/net.h $(EXTRA_DEPS)
 	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o server-release main.c $(LDFLAGS) $(LDLIBS)
 
 wall: server-release
-	sh ../common/wall.sh
+	CC="$(CC)" sh ../common/wall.sh
 
 clean:
 	rm -f server server-release
