@@ -146,20 +146,11 @@ start_server() {
 
 # --- running the load client --------------------------------------------------
 
-# loadgen ARGS...: run it against the server with --json, print the command
-# as a student would type it, keep its result lines in $tmp/json.
-loadgen() {
-    mode=$1; shift
-    echo "  \$ loadgen $mode -p $port $*"
-    "$LOADGEN" "$mode" -p "$port" --json "$@" >"$tmp/json" 2>"$tmp/lgerr"
-    rc=$?
-    [ $rc -eq 0 ] && return 0
-    sed 's/^/  /' "$tmp/lgerr" >&2
-    fail "loadgen $mode exited with status $rc"
-}
-
-# The same, in the background, so the server can be looked at while the
-# clients are held; loadgen_wait collects it.
+# loadgen_bg MODE ARGS...: start it against the server with --json, print the
+# command as a student would type it; its result lines go to $tmp/json. It
+# runs in the background so the server can be looked at while the clients are
+# held; loadgen_wait collects it and stops with "could not measure" when it
+# failed, and loadgen does both.
 loadgen_bg() {
     mode=$1; shift
     echo "  \$ loadgen $mode -p $port $*"
@@ -172,8 +163,9 @@ loadgen_wait() {
     bg_pid=""
     [ $rc -eq 0 ] && return 0
     sed 's/^/  /' "$tmp/lgerr" >&2
-    fail "loadgen exited with status $rc"
+    fail "loadgen $mode exited with status $rc"
 }
+loadgen() { loadgen_bg "$@"; loadgen_wait; }
 loadgen_running() { [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; }
 
 # key NAME [MATCH]: the value of "NAME" in the first result line containing
