@@ -248,9 +248,11 @@ demo_02() {
         "  per client at 10 000 clients."
 }
 
-# hold_threads [server options]: hold 10 000 clients, read the server's
-# threads and VmSize from /proc while they are held.
+# hold_threads LABEL [server options]: hold 10 000 clients and read the
+# server's threads and VmSize while they are held (not after: loadgen hold
+# closes them all when it ends), then stop the server and print one line.
 hold_threads() {
+    label=$1; shift
     start_server free "$@"
     loadgen_bg hold -n 10000 --duration 3 $(server_pid_opt)
     threads=0; vmsize=""
@@ -267,29 +269,36 @@ hold_threads() {
         sleep 0.2
     done
     loadgen_wait
-    served=$(key served); rss=$(key server_rss_kb)
+    served=$(key served)
     need "$served" "served count"
+    need "$vmsize" "VmSize reading while the clients were held"
     stop_server
+    if [ $have_proc = yes ]; then
+        rss=$(key server_rss_kb)
+        say "  $label served $served; while held: $threads threads, VmSize $(calc "$vmsize / 1048576") GiB," \
+            "                  resident (RSS) $(calc "$rss / 1024") MiB = $(calc "$rss / $served") KiB per client"
+    else
+        say "  $label served $served; while held: VmSize $(calc "$vmsize / 1048576") GiB (from ps)"
+    fi
 }
 
 demo_03() {
     need_fds 10100
-    stack_kib=$(ulimit -s)
     say "03-threads: every client costs a thread and its stack. 10 000 clients connect, echo" \
         "once each, then idle 3 s; the server is read while they are held."
-    hold_threads
-    d_threads=$threads; d_vm=$vmsize; d_rss=$rss
-    say "" "  default stacks: served $served; while held: $d_threads threads, VmSize $(calc "${d_vm:-0} / 1048576") GiB"
-    [ $have_proc = yes ] && say "                  resident (RSS) $(calc "$d_rss / 1024") MiB = $(calc "$d_rss / $served") KiB per client"
+    hold_threads "default stacks:"
     say "" "  again with 64 KiB stacks (./server-release -s 64):"
-    hold_threads -s 64
-    say "  64 KiB stacks:  served $served; while held: $threads threads, VmSize $(calc "${vmsize:-0} / 1048576") GiB"
-    [ $have_proc = yes ] && say "                  resident (RSS) $(calc "$rss / 1024") MiB = $(calc "$rss / $served") KiB per client"
-    [ $have_proc = yes ] || say "  (thread counts and RSS need Linux's /proc; VmSize came from ps)"
-    say "" "  expect: 10 001 threads. VmSize near 10 000 x the default stack (ulimit -s: $stack_kib KiB," \
-        "  so about $(calc "10000 * ${stack_kib:-8192} / 1048576") GiB with glibc) although little of it is ever touched; with -s 64" \
-        "  it shrinks to well under 1 GiB while RSS barely moves: address space, not memory," \
-        "  but each thread still needs a kernel task and a scheduling slot."
+    hold_threads "64 KiB stacks: " -s 64
+    linux_only "the thread count and RSS"
+    stack_kib=$(ulimit -s)
+    case $stack_kib in
+    *[!0-9]*|'') estimate="(ulimit -s: ${stack_kib:-unknown})" ;;
+    *) estimate="(ulimit -s: $stack_kib KiB, so about $(calc "10000 * $stack_kib / 1048576") GiB)" ;;
+    esac
+    say "" "  expect: 10 001 threads, and VmSize near 10 000 x the default stack size" \
+        "  $estimate, although a client touches only" \
+        "  a few KiB of it. With -s 64 it shrinks to well under 1 GiB while RSS barely moves:" \
+        "  address space, not memory. What stays is a kernel task per client, scheduled on its own."
 }
 
 demo_04() {
