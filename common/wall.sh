@@ -188,7 +188,7 @@ server_pid_opt() {
         echo "--server-pid $server_pid"
     fi
 }
-linux_only() { [ $have_proc = yes ] || echo "  ($* needs Linux's /proc; left out here)"; }
+linux_only() { [ $have_proc = yes ] || echo "  ($*: Linux's /proc only, left out here)"; }
 
 status_field() { awk -v f="$1:" '$1 == f { print $2; exit }' "/proc/$server_pid/status" 2>/dev/null; }
 
