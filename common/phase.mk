@@ -1,16 +1,33 @@
-# Shared by every phase Makefile: `make` builds ./server from main.c with
-# AddressSanitizer and UndefinedBehaviorSanitizer on, warnings as errors.
-# For numbers, build the Release configuration with CMake instead.
-CC      ?= cc
-SAN     ?= -fsanitize=address,undefined -fno-sanitize-recover=all
-CFLAGS  ?= -std=c11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror $(SAN)
-CPPFLAGS += -I../common
-LDFLAGS += $(SAN)
+# Shared by every phase Makefile. Plain make syntax (POSIX, GNU make, BSD make).
+#
+#   make         ./server from main.c with AddressSanitizer and UBSan, warnings
+#                as errors: the build for poking at the code and finding bugs
+#   make wall    ./server-release (-O2, no sanitizers: the build whose figures
+#                mean something) and the load client, then the rung's
+#                demonstration (../common/wall.sh): it prints the figure beside
+#                what to expect, and stops the server it started
+#   make clean   removes both servers
+#
+# The project's flags always apply; CFLAGS, CPPFLAGS and LDFLAGS from the
+# environment or the command line are added after them, so a CFLAGS set in
+# the shell cannot silently drop -std=c11, -Werror or the sanitizers (and
+# leave the link asking for ASan). `make SAN=` builds ./server without them.
+SAN           = -fsanitize=address,undefined -fno-sanitize-recover=all
+WARN          = -std=c11 -Wall -Wextra -Werror
+DEV_CFLAGS    = $(WARN) -g -O1 -fno-omit-frame-pointer $(SAN)
+RELEASE_FLAGS = $(WARN) -O2
+PHASE_CPPFLAGS = -I../common $(SHIM_CPPFLAGS)
 
 server: main.c ../common/net.h $(EXTRA_DEPS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ main.c $(LDFLAGS) $(LDLIBS)
+	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(DEV_CFLAGS) $(CFLAGS) -o server main.c $(SAN) $(LDFLAGS) $(LDLIBS)
+
+server-release: main.c ../common/net.h $(EXTRA_DEPS)
+	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o server-release main.c $(LDFLAGS) $(LDLIBS)
+
+wall: server-release
+	CC="$(CC)" sh ../common/wall.sh
 
 clean:
-	rm -f server
+	rm -f server server-release
 
-.PHONY: clean
+.PHONY: wall clean
