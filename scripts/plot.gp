@@ -3,7 +3,7 @@
 #   data   the data file reproduce.sh wrote
 #   term   'svg' or 'png'; out: the file to write
 #   ttl, ylab: title and y-axis label
-# scan:   rungs (names, one data block each, in order), col (2: round-trip
+# scan:   rungs (names, one data block each, in order; rungs and uv-echo), col (2: round-trip
 #         p50 in µs, 3: p99, 4: server CPU ms per 1000 round trips);
 #         data columns: idle (0 already moved to 1 for the log axis), p50,
 #         p99, CPU per 1k.
@@ -38,9 +38,10 @@ if (kind eq 'scan') {
     set datafile missing 'NaN'
     # One colour and one point shape per rung: several lines lie on top of
     # each other (select and poll up to 1000; the flat ones throughout).
-    array colour[7] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000']
-    array shape[7] = [1, 2, 3, 5, 7, 9, 11]
-    rung_index(name) = int(substr(name, 1, 2))
+    # The eighth is the libuv yardstick, uv-echo.
+    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#17becf']
+    array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
+    rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
     n = words(rungs)
     plot for [i = 1:n] data index (i - 1) using 1:col with linespoints \
         lw 2 lc rgb colour[rung_index(word(rungs, i))] pt shape[rung_index(word(rungs, i))] \

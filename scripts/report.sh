@@ -102,6 +102,8 @@ $(awk -F'\t' '{ printf "| %s | **%s**: %s |\n", $1, $2, $3 }' "$RESULTS/verdicts
 $M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS), $M_MEM; $M_KERNEL, $M_DISTRO; $M_COMPILER;
 build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start $M_LOAD; open files $M_NOFILE;
 somaxconn $M_SOMAXCONN; ephemeral ports $M_PORTS; libuv: ${M_LIBUV:-none}.
+Listen queue of the whole network namespace (drops would show as connects near 1000 ms):
+before ${M_LISTEN_BEFORE:-?}, after ${M_LISTEN_AFTER:-?}.
 06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.
 
 ## Settings
