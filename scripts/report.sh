@@ -29,9 +29,6 @@ awk -v out="$RESULTS" -v rungs="$RUNGS" -v hold="$STALL_HOLD" -v idle_s="$IDLE_S
     -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"
 shopt -u nullglob
 
-# v CLAIM: "outcome: text" of that claim's verdict.
-v() { awk -F'\t' -v c="$1" '$1 == c { print $2 ": " $3 }' "$RESULTS/verdicts.tsv"; }
-
 # md FILE COLUMN=HEADER...: a CSV file as a Markdown table ("n/a" for empty
 # cells, yes/no for booleans).
 md() {
@@ -58,18 +55,12 @@ md() {
 
 plots() {
     [ "${NO_PLOTS:-0}" = 1 ] || ! command -v gnuplot >/dev/null 2>&1 && return
-    local gp=$ROOT/scripts/plot.gp dat=$RESULTS/.scan.dat rungs="" rung pinned
+    local gp=$ROOT/scripts/plot.gp dat=$RESULTS/.memory.dat rungs="" rung pinned
     if [ -s "$RESULTS/scan.csv" ]; then
         for rung in $SCAN_RUNGS; do grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"; done
-        rungs=${rungs# }
-        # One gnuplot block per rung: idle (0 drawn at 1 on the log axis), p50, p99, CPU per 1k.
-        awk -F, -v rungs="$rungs" 'NR > 1 { b[$1] = b[$1] sprintf("%d %s %s %s\n", $2 ? $2 : 1, $4, $7, $8) }
-            END { n = split(rungs, r, " "); for (i = 1; i <= n; i++) printf "# %s\n%s\n\n", r[i], b[r[i]] }' \
-            "$RESULTS/scan.csv" >"$dat"
         pinned="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"
-        gnuplot -e "kind='scan'; data='$dat'; rungs='$rungs'; col=2; term='svg'; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)'; ttl='One active client beside N idle ones ($pinned)'" "$gp"
-        gnuplot -e "kind='scan'; data='$dat'; rungs='$rungs'; col=4; term='svg'; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)'; ttl='Server CPU per round trip beside N idle connections ($pinned)'" "$gp"
-        rm -f "$dat"
+        gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=4; term='svg'; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)'; ttl='One active client beside N idle ones ($pinned)'" "$gp"
+        gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=8; term='svg'; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)'; ttl='Server CPU per round trip beside N idle connections ($pinned)'" "$gp"
     fi
     if [ -s "$RESULTS/memory_per_conn.csv" ]; then
         awk -F, -v rungs="$MEM_RUNGS" -v ns="${MEM_NS#1 }" 'NR > 1 { v[$1, $2] = ($3 == "" ? "NaN" : $3) }

@@ -1,15 +1,11 @@
-# report.awk: from the raw JSON lines of scripts/reproduce.sh to the CSV
-# tables and one verdict per claim. scripts/report.sh runs it as
-#   awk -v out=DIR -v hold=1.5 ... -f report.awk raw/*.jsonl
-# (the -v settings are listed in report.sh). Each line is one loadgen result
-# tagged with what was measured ("rung", "run", "n"), or a stub carrying
-# only the tags and "error" when no result came.
-#
-# Verdicts go to stdout, one a line: claim, TAB, outcome, TAB, the inputs
-# and thresholds behind it. The outcome is "reproduced", "NOT reproduced"
-# or "not measured". A value that is not there (no file, no line, a failed
-# run, a null or missing key) is "", and no verdict computes with "": get()
-# records why it is missing, and a verdict with reasons says not measured.
+# report.awk: from the raw JSON lines of scripts/reproduce.sh (each a
+# loadgen result tagged "rung", "run", "n", or a stub of tags and "error"
+# when a run gave none) to the CSV tables in `out` and one verdict per claim
+# on stdout: claim TAB outcome TAB inputs and thresholds. The outcome is
+# "reproduced", "NOT reproduced" or "not measured". A value that is not
+# there (no file, no line, a failed run, a null or missing key) is "", and
+# no verdict computes with it: get() notes why it is missing in WHY, and a
+# verdict with a WHY says not measured. Run by scripts/report.sh.
 
 BEGIN {
     CONVFMT = "%.10g"     # numbers into text without rounding to 6 digits
@@ -24,6 +20,7 @@ BEGIN {
     SCAN_GROWTH = 1.5     # O(n): p50 at the most idle >= this x p50 at 0; O(ready): below
     YARD_TOLERANCE = 10   # 07-epoll's CPU per message <= libuv's + this many percent
     COUNTERS = "failed refused connect_failed unanswered lost corrupt"
+    WRONG = COUNTERS " timed_out" # timed_out: counted by newer loadgens only
 
     # Tables: the tags that make a row, then the columns (median over the
     # row's runs; ":min", ":max" and ":ntrue" as named).
@@ -42,13 +39,10 @@ BEGIN {
 
 # Split one flat JSON object into J[key] = value (strings unquoted, null "").
 function parse(line,    kv, k, v, at) {
-    split("", J)
+    split("", J)                          # (empties J)
     while (match(line, /"[A-Za-z_0-9]+":("[^"]*"|[^,}]*)/)) {
-        kv = substr(line, RSTART, RLENGTH)
-        line = substr(line, RSTART + RLENGTH)
-        at = index(kv, "\":")
-        k = substr(kv, 2, at - 2)
-        v = substr(kv, at + 2)
+        kv = substr(line, RSTART, RLENGTH); line = substr(line, RSTART + RLENGTH)
+        at = index(kv, "\":"); k = substr(kv, 2, at - 2); v = substr(kv, at + 2)
         if (v ~ /^"/) v = substr(v, 2, length(v) - 2)
         J[k] = (v == "null" ? "" : v)
     }
@@ -57,7 +51,6 @@ function parse(line,    kv, k, v, at) {
 function add(kind,    spec, tags, i, n, g, cols, key) {
     split(T[kind], spec, "|")
     n = split(spec[1], tags, " ")
-    g = ""
     for (i = 1; i <= n; i++) g = g (i > 1 ? "," : "") J[tags[i]]
     if (!((kind, g) in runs)) order[kind, ++rows[kind]] = g
     runs[kind, g]++
@@ -67,13 +60,9 @@ function add(kind,    spec, tags, i, n, g, cols, key) {
 }
 
 /^\{/ {
-    kind = FILENAME
-    sub(/.*\//, "", kind)
-    sub(/\.jsonl$/, "", kind)
+    kind = FILENAME; sub(/.*\//, "", kind); sub(/\.jsonl$/, "", kind)
     if (!(kind in T)) next
-    seen[kind] = 1
-    parse($0)
-    add(kind)
+    seen[kind] = 1; parse($0); add(kind)
     if (kind == "c10k" && (J["rung"] == "07-epoll" || J["rung"] == "uv-echo")) { seen["yardstick"] = 1; add("yardstick") }
 }
 
@@ -84,10 +73,7 @@ function add(kind,    spec, tags, i, n, g, cols, key) {
 function stat(k, g, key, what,    n, i, j, t, a, m) {
     n = nval[k, g, key]
     if (n == 0) return ""
-    if (what == "ntrue") {
-        for (i = 1; i <= n; i++) m += (val[k, g, key, i] == "true")
-        return m + 0
-    }
+    if (what == "ntrue") { for (i = 1; i <= n; i++) m += (val[k, g, key, i] == "true"); return m + 0 }
     if (n == 1) return num(val[k, g, key, 1])
     for (i = 1; i <= n; i++) {            # insertion sort: a handful of runs
         t = val[k, g, key, i] + 0
@@ -99,8 +85,8 @@ function stat(k, g, key, what,    n, i, j, t, a, m) {
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 
-# Numbers as numbers (input fields are strings, and awk compares a string
-# with a number as strings: "999" > 1350); "true", "false" and text as text.
+# Numbers as numbers (awk compares a string with a number as strings:
+# "999" > 1350 is true); "true", "false" and other text stay text.
 function num(v) { return v ~ /^-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?$/ ? v + 0 : v }
 
 function why(s) { if (index(WHY, s) == 0) WHY = WHY (WHY == "" ? "" : "; ") s }
@@ -119,7 +105,7 @@ function get(k, g, key,    v) {
 function r(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # A value for the text of a verdict: "?" when it is missing, never 0.
 function f(x, d) { return x == "" ? "?" : r(x, d) }
-function csv(x) { return x == "" ? "" : r(x, 2) }
+function r2(x) { return x == "" ? "" : r(x, 2) }
 function ratio(a, b) { return (a + 0 == 0) ? "" : r(b / a, 2) }
 
 # ---- tables ---------------------------------------------------------------
@@ -151,7 +137,7 @@ function write_memory_per_conn(    file, i, g, p) {
         g = order["memory", i]
         split(g, p, ",")
         if (p[2] != 1)
-            printf "%s,%s,%s,%s\n", g, csv(per_conn(p[1], p[2], "server_pss_kb")), csv(per_conn(p[1], p[2], "server_rss_kb")),
+            printf "%s,%s,%s,%s\n", g, r2(per_conn(p[1], p[2], "server_pss_kb")), r2(per_conn(p[1], p[2], "server_rss_kb")),
                 stat("memory", g, "setup_us_per_conn") > file
     }
     close(file)
@@ -182,7 +168,7 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
     }
     ok = (w01 != "" && a01 != "" && w01 >= STALL_BLOCKED * hold_ms && a01 >= 0 && a01 <= STALL_AFTER_MS && worst < STALL_FREE * hold_ms)
     verdict("stall", ok, sprintf("01-blocking: B waited %s ms (need >= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most %s ms, %s (need < %s x %s ms)",
-        w01 == "" ? "?" : r(w01, 0), STALL_BLOCKED, hold_ms, a01 == "" ? "?" : r(a01, 2), STALL_AFTER_MS, worst == "" ? "?" : r(worst, 2), wrung, STALL_FREE, hold_ms))
+        f(w01, 0), STALL_BLOCKED, hold_ms, f(a01, 2), STALL_AFTER_MS, f(worst, 2), wrung, STALL_FREE, hold_ms))
 }
 
 function verdict_idle(    n, i, p, max, mrung, text) {
@@ -203,7 +189,7 @@ function verdict_busy(    p) {
     if (busy_status != "") why("busy-poll: " busy_status)
     else p = get("idle_cpu", "busy-poll", "server_cpu_pct")
     verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT, sprintf("busy-poll variant of 01 over %s s idle: %s%% of one core (need >= %s%%), against at most %s%% for the seven rungs",
-        idle_s, p == "" ? "?" : r(p, 1), BUSY_MIN_PCT, IDLE_MAX == "" ? "?" : r(IDLE_MAX, 2)))
+        idle_s, f(p, 1), BUSY_MIN_PCT, f(IDLE_MAX, 2)))
 }
 
 function verdict_memory(    n, i, v, e, text) {
@@ -248,13 +234,14 @@ function verdict_scan(claim, want, list,    n, i, last, a, b, x, bad, text) {
 # One rung's C10K run: its text, and BAD set when anything went wrong.
 function c10k_run(rung, k,    g, c, nc, b, wrong, served, cpu) {
     g = rung "," c10k_n "," k
-    nc = split(COUNTERS, c, " ")
     # Anything counted as going wrong is a finding, even in a run that also
     # failed (loadgen's partial result at its deadline).
+    nc = split(WRONG, c, " ")
     for (b = 1; b <= nc; b++)
         if (stat("c10k", g, c[b]) + 0 > 0) wrong = wrong sprintf(" %s %s", stat("c10k", g, c[b]), c[b])
     if (wrong != "") { BAD = 1; return sprintf(", %s run %d:%s", rung, k, wrong) }
     served = get("c10k", g, "served")
+    nc = split(COUNTERS, c, " ")
     for (b = 1; b <= nc; b++) get("c10k", g, c[b])
     if (served != "" && served != c10k_n) BAD = 1
     cpu = stat("c10k", g, "server_cpu_us_per_msg")
@@ -284,7 +271,7 @@ function verdict_yardstick(    n, i, e, u, he, hu, text, bad) {
         he = stat("yardstick", "07-epoll," N[i], "server_hwm_kb"); hu = stat("yardstick", "uv-echo," N[i], "server_hwm_kb")
         if (e != "" && u != "" && e > u * (1 + YARD_TOLERANCE / 100)) bad = 1
         text = text sprintf("; %d connections: 07-epoll %s us, libuv %s us server CPU per message, peak RSS %s / %s KiB",
-            N[i], e == "" ? "?" : r(e, 2), u == "" ? "?" : r(u, 2), he == "" ? "?" : he, hu == "" ? "?" : hu)
+            N[i], f(e, 2), f(u, 2), f(he, 0), f(hu, 0))
     }
     verdict("yardstick", !bad, substr(text, 3) sprintf(" (need 07-epoll <= libuv + %s%%)", YARD_TOLERANCE))
 }
