@@ -23,7 +23,7 @@ source "$RAW/settings.env"
 rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv "$RESULTS"/report.md
 shopt -s nullglob
 awk -v out="$RESULTS" -v rungs="$RUNGS" -v hold="$STALL_HOLD" -v idle_s="$IDLE_SECONDS" \
-    -v mem_rungs="$MEM_RUNGS" -v mem_n="${MEM_NS##* }" -v c10k_rungs="$C10K_RUNGS" -v c10k_n="$C10K_N" \
+    -v mem_rungs="$MEM_RUNGS" -v mem_n="${MEM_NS##* }" -v c10k_rungs="$C10K_RUNGS" -v c10k_claim="${C10K_CLAIM:-$C10K_RUNGS}" -v c10k_n="$C10K_N" \
     -v scan_last="${SCAN_IDLE##*,}" -v scan_last_select="${SCAN_IDLE_SELECT##*,}" -v yard_ns="$YARD_NS" \
     -v busy_status="$BUSY_STATUS" -v yard_status="$YARD_STATUS" \
     -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"
@@ -105,11 +105,13 @@ before ${M_LISTEN_BEFORE:-?}, after ${M_LISTEN_AFTER:-?}.
 - Idle CPU: \`hold -n $IDLE_CLIENTS --duration $IDLE_SECONDS --server-pid PID\` (01-blocking and busy-poll: \`-n 1\`). Busy-poll: $BUSY_TEXT.
 - Memory: \`hold -n N --duration 1 --server-pid PID\` at N = $MEM_NS; per connection = (PSS at N - PSS at 1) / (N - 1).
 - Select ceiling: \`hold -n $SELECT_N --allow-refused\` against 04-select.
-- Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT), $SCAN_REPS runs per rung
-  (medians; the medians of 3 agreed within a few per cent, so 2 are kept). Server and loadgen pinned to CPU $SCAN_CPU
+- Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT; 02-fork and 03-threads:
+  ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}, their line is flat and 10 000 forks take long), $SCAN_REPS runs per rung (medians; the
+  medians of 3 agreed within a few per cent, so 2 are kept). Server and loadgen pinned to CPU $SCAN_CPU
   (the first allowed CPU), so a round trip is two context switches on one CPU.
 - C10K and yardstick load: \`c10k -n N --duration $C10K_DURATION\`, server on CPU $C10K_SERVER_CPU and loadgen on CPU $C10K_CLIENT_CPU;
-  N = $C10K_N for $C10K_RUNGS (07-epoll twice back to back), and N = $YARD_NS for 07-epoll and uv-echo.
+  N = $C10K_N for $C10K_RUNGS (07-epoll twice back to back; the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s), and
+  N = $YARD_NS for 07-epoll and uv-echo.
   Yardstick: $YARD_TEXT.
 
 ## 1. Stall

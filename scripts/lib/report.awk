@@ -249,16 +249,27 @@ function c10k_run(rung, k,    g, c, nc, b, wrong, served, cpu) {
         cpu == "" ? "" : " (" r(cpu, 2) " us CPU/msg" (stat("c10k", g, "client_bound") == "true" ? ", client-bound" : "") ")")
 }
 
-function verdict_c10k(    n, i, k, text) {
-    WHY = ""; BAD = 0
+# The claim is the event loops' (c10k_claim); the other rungs measured
+# (c10k_rungs: 02-fork, 03-threads) are shown after it, for contrast.
+function verdict_c10k(    n, i, k, text, other, bad, w) {
+    WHY = ""
     n = split(c10k_rungs, R, " ")
     for (i = 1; i <= n; i++) {
+        BAD = 0
+        if (index(" " c10k_claim " ", " " R[i] " ") == 0) {
+            w = WHY     # what went wrong there is shown, but is not the claim's
+            for (k = 1; (("c10k", R[i] "," c10k_n "," k) in runs); k++) other = other c10k_run(R[i], k)
+            WHY = w
+            continue
+        }
         if (!(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k", R[i] "," c10k_n ",1", "served")
         for (k = 1; (("c10k", R[i] "," c10k_n "," k) in runs); k++) text = text c10k_run(R[i], k)
+        bad = bad || BAD
     }
-    text = sprintf("%d connections at once, every echoed byte checked (need all served, and 0 %s):%s", c10k_n, COUNTERS, substr(text, 2))
-    if (BAD) say("c10k", "NOT reproduced", text (WHY == "" ? "" : " | also not measured: " WHY))
-    else verdict("c10k", 1, text)
+    text = sprintf("%d connections at once, every echoed byte checked (need all served, and 0 %s):%s%s", c10k_n, COUNTERS,
+        substr(text, 2), other == "" ? "" : "; not part of the claim, for contrast:" substr(other, 2))
+    WHY = bad ? "" : WHY
+    verdict("c10k", !bad, text)
 }
 
 function verdict_yardstick(    n, i, e, u, he, hu, text, bad) {

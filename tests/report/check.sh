@@ -40,8 +40,11 @@ all_reproduced_but() {
 
 case $CASE in
 good) ;;
-c10k-lost) # one rung loses connections mid-run
-    edit c10k.jsonl '/"rung":"05-poll"/ { sub(/"lost":0/, "\"lost\":37") } 1' ;;
+c10k-lost) # one rung loses connections mid-run (and 02-fork, outside the claim)
+    edit c10k.jsonl '/"rung":"(05-poll|02-fork)"/ { sub(/"lost":0/, "\"lost\":37") } 1' ;;
+c10k-contrast) # only a rung outside the claim loses connections
+    edit c10k.jsonl '/"rung":"03-threads"/ { sub(/"lost":0/, "\"lost\":5") } 1'
+    edit c10k.jsonl '/"rung":"02-fork"/ { print "{\"rung\":\"02-fork\",\"n\":10000,\"run\":1,\"error\":\"server did not start\"}"; next } 1' ;;
 c10k-timeout) # loadgen's deadline: a partial result with error set
     edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"unanswered":0/, "\"unanswered\":12"); sub(/"error":null/, "\"error\":\"timeout\"") } 1' ;;
 pss-unreadable)
@@ -81,7 +84,11 @@ case $CASE in
 good) all_reproduced_but ;;
 c10k-lost)
     expect c10k "NOT reproduced" "05-poll run 1: 37 lost"
+    expect c10k "NOT reproduced" "for contrast: 02-fork run 1: 37 lost"
     all_reproduced_but c10k ;;
+c10k-contrast)
+    expect c10k reproduced "03-threads run 1: 5 lost"
+    all_reproduced_but ;;
 c10k-timeout)
     expect c10k "NOT reproduced" "06-kqueue run 1: 12 unanswered"
     all_reproduced_but c10k ;;
