@@ -115,20 +115,25 @@ before ${M_LISTEN_BEFORE:-?}, after ${M_LISTEN_AFTER:-?}.
   Yardstick: $YARD_TEXT.
 
 ## 1. Stall
+
 $(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_max=max after_close_ms="after A closed (ms)" stalled_ntrue="runs stalled" error=error)
 
 ## 2. Idle CPU
+
 $(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_threads=threads server_rss_kb="RSS (KiB)" error=error)
 
 ## 3. Memory and setup time per connection
+
 $(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" server_procs=processes server_threads=threads setup_us_per_conn="setup (µs/conn)" error=error)
 
 $(md memory_per_conn.csv rung=rung n=N pss_kb_per_conn="PSS per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
 
 ## 4. The select ceiling
+
 $(md select.csv rung=rung requested=requested served=served refused=refused lost=lost corrupt=corrupt still_open="still open" server_refusal_lines="server's FD_SETSIZE lines" error=error)
 
 ## 5. O(n) against O(ready)
+
 $(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min rtt_p50_us_max=max rtt_p99_us="p99 (µs)" server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" error=error)
 
 ## 6. C10K
@@ -139,9 +144,11 @@ compare between rungs is the server's CPU time per message. A run is **client-bo
 $(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered failed=failed corrupt=corrupt msgs_per_s="messages/s" server_cpu_us_per_msg="server CPU per message (µs)" client_cpu_pct="client CPU (%)" client_bound="client-bound" rtt_p50_us="rtt p50 (µs)" connect_ms_max="slowest connect (ms)" server_rss_kb="RSS (KiB)" server_threads=threads error=error)
 
 ## 7. Yardstick: 07-epoll beside libuv
+
 $(md yardstick.csv rung=rung n=N runs=runs server_cpu_us_per_msg="server CPU per message (µs)" msgs_per_s="messages/s" client_bound_ntrue="client-bound runs" server_rss_kb="RSS (KiB)" server_hwm_kb="peak RSS (KiB)" error=error)
 
 ## Problems
+
 $(if [ -s "$RAW/problems.txt" ]; then sed 's/^/- /' "$RAW/problems.txt"; else echo "None: every measurement gave a result and every server exited 0 on SIGTERM."; fi)
 
 Raw JSON lines are in \`raw/\`, one CSV per table beside this file, stderr of servers and loadgen in \`logs/\`.
