@@ -1,12 +1,12 @@
-# Plots for scripts/reproduce.sh (gnuplot 5). Called with -e setting:
+# Plots for scripts/report.sh (gnuplot 5). Called with -e setting:
 #   kind   'scan' or 'memory'
-#   data   the data file reproduce.sh wrote
+#   data   the data file
 #   term   'svg' or 'png'; out: the file to write
 #   ttl, ylab: title and y-axis label
-# scan:   rungs (names, one data block each, in order), col (2: round-trip
-#         p50 in µs, 3: p99, 4: server CPU ms per 1000 round trips);
-#         data columns: idle (0 already moved to 1 for the log axis), p50,
-#         p99, CPU per 1k.
+# scan:   data is results/scan.csv itself (rung, idle, runs, p50, p50 min,
+#         p50 max, p99, server CPU per 1k round trips, ...); rungs: the
+#         rungs to draw, one line each; col: the column to draw (4: p50,
+#         7: p99, 8: CPU per 1k).
 # memory: ns (the connection counts, one data column each after the rung),
 #         rungs_mem (the rungs, one data row each).
 
@@ -35,14 +35,18 @@ if (kind eq 'scan') {
     set ytics (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
     set mytics 1
     set yrange [5:*]
-    set datafile missing 'NaN'
     # One colour and one point shape per rung: several lines lie on top of
     # each other (select and poll up to 1000; the flat ones throughout).
-    array colour[7] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000']
-    array shape[7] = [1, 2, 3, 5, 7, 9, 11]
-    rung_index(name) = int(substr(name, 1, 2))
+    # The eighth is the libuv yardstick, uv-echo.
+    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#17becf']
+    array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
+    rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
     n = words(rungs)
-    plot for [i = 1:n] data index (i - 1) using 1:col with linespoints \
+    # Each line takes its rung's rows (the others are undefined, so skipped);
+    # idle 0 is drawn at 1, since a log axis has no 0.
+    set datafile separator ','
+    plot for [i = 1:n] data every ::1 \
+        using (column(2) == 0 ? 1 : column(2)):(strcol(1) eq word(rungs, i) ? column(col) : NaN) with linespoints \
         lw 2 lc rgb colour[rung_index(word(rungs, i))] pt shape[rung_index(word(rungs, i))] \
         ps 1.2 title word(rungs, i)
 }

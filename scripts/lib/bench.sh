@@ -7,7 +7,8 @@
 # SIGTERM is stopped and reported, never waited on forever.
 #
 # Expects: BIN (the build's bin/ folder), RAW (where JSON lines go), LOGS
-# (where stderr worth keeping goes), TMP (scratch, removed on exit).
+# (where stderr worth keeping goes), TMP (scratch, removed on exit; servers
+# built by the script itself, the yardstick and busy-poll, are in TMP/bin).
 
 # Seconds to wait for a server's "listening on 127.0.0.1:PORT" line.
 SERVER_START_TIMEOUT=5
@@ -16,6 +17,10 @@ SERVER_START_TIMEOUT=5
 SERVER_STOP_TIMEOUT=20
 # Exiting later than this after SIGTERM is noted in the report.
 SERVER_SLOW_STOP=3
+# The timeout wrapper gives loadgen this many seconds beyond its own
+# deadline (--timeout), so that loadgen, not the wrapper, ends a run that
+# overruns: it then prints its partial result and the reason.
+LG_MARGIN=15
 
 SERVER_PID=""  # the server now running, if any
 SERVER_START="" # its start time (proc_start)
@@ -28,6 +33,7 @@ LOADGEN_START=""
 PROBLEMS=()    # server misbehaviour: reported, and a non-zero exit
 FAILURES=()    # measurements that could not be made: a non-zero exit
 NOTES=()       # loadgen gave a result but exited non-zero: worth a look
+# Each of them is also a line of RAW/problems.txt, for the report.
 
 START_TIME=$EPOCHREALTIME
 
@@ -41,11 +47,34 @@ log() {
 problem() {
     PROBLEMS+=("$*")
     log "PROBLEM: $*"
+    echo "server: $*" >>"$RAW/problems.txt"
 }
 
 failure() {
     FAILURES+=("$*")
     log "FAILED: $*"
+    echo "measurement not made: $*" >>"$RAW/problems.txt"
+}
+
+note() {
+    NOTES+=("$*")
+    echo "note: $*" >>"$RAW/problems.txt"
+}
+
+# The CPUs this process may run on (its affinity: a container's cpuset or a
+# taskset around the script), as "0 1 ...". CPU 0 is not always among them.
+allowed_cpus() {
+    local list
+    list=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*: *//p')
+    [ -n "$list" ] || list=$(cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
+    [ -n "$list" ] || list="0-$(($(nproc 2>/dev/null || echo 1) - 1))"
+    awk -v l="$list" 'BEGIN {
+        n = split(l, part, ",")
+        for (i = 1; i <= n; i++) {
+            m = split(part[i], r, "-")
+            for (c = r[1] + 0; c <= r[m] + 0; c++) printf "%s%d", (out++ ? " " : ""), c
+        }
+    }'
 }
 
 # The start time of a process (clock ticks after boot, field 22 of
@@ -97,21 +126,22 @@ wait_finished() {
     return 0
 }
 
-# start_server RUNG TAG [CPU]: start bin/RUNG on a kernel-chosen loopback
-# port, pinned to CPU if given, and wait for its announcement. Sets
-# SERVER_PID and SERVER_PORT. Returns non-zero (and records a failure) if it
-# does not come up.
+# start_server RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
+# the servers the script builds itself) on a kernel-chosen loopback port,
+# pinned to CPU if given, and wait for its announcement. Sets SERVER_PID and
+# SERVER_PORT. Returns non-zero (and records a failure) if it does not come up.
 start_server() {
     local rung=$1 tag=$2 cpu=${3:-}
-    local out="$TMP/server.out" err="$TMP/server.err"
+    local out="$TMP/server.out" err="$TMP/server.err" exe=$BIN/$1
+    [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
     : >"$out"
     : >"$err"
     SERVER_NAME=$rung
     SERVER_TAG=$tag
     if [ -n "$cpu" ]; then
-        taskset -c "$cpu" "$BIN/$rung" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
+        taskset -c "$cpu" "$exe" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
     else
-        "$BIN/$rung" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
+        "$exe" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
     fi
     SERVER_PID=$!
     SERVER_START=$(proc_start "$SERVER_PID")
@@ -173,36 +203,35 @@ stop_server() {
     [ "$rc" -eq 0 ] || problem "$SERVER_TAG: $SERVER_NAME exited with status $rc after SIGTERM (expected 0)"
     STOP_SECONDS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
     if [ "${STOP_SECONDS%.*}" -ge "$SERVER_SLOW_STOP" ]; then
-        NOTES+=("$SERVER_TAG: $SERVER_NAME took ${STOP_SECONDS}s to exit after SIGTERM (the contract says a second or two)")
+        note "$SERVER_TAG: $SERVER_NAME took ${STOP_SECONDS}s to exit after SIGTERM (the contract says a second or two)"
     fi
     keep_server_log
     SERVER_PID=""
 }
 
-# run_loadgen RAWFILE TAGS TIMEOUT ARGS...: run bin/loadgen ARGS --json under
-# a time limit. Each JSON line it prints is tagged with TAGS (a fragment such
-# as '"rung":"05-poll","rep":1') and appended to RAWFILE; the tagged lines
-# are also left in LG_OUT. LG_RC is its exit status (124: timed out).
+# run_loadgen TAGS DEADLINE ARGS...: run bin/loadgen ARGS --json
+# --timeout DEADLINE, inside a `timeout` wrapper LG_MARGIN seconds longer.
+# Each JSON line it prints is tagged with TAGS (a fragment such as
+# '"rung":"05-poll","run":1') and left in LG_OUT; LG_RC is its exit status
+# (124: the wrapper ended it), LG_ERR the end of its stderr.
 run_loadgen() {
-    local rawfile=$1 tags=$2 limit=$3
-    shift 3
+    local tags=$1 deadline=$2
+    shift 2
     # timeout puts itself and loadgen in a process group of their own; the
     # cleanup trap signals timeout's pid, which passes the signal on.
-    timeout -k 5 "$limit" "$BIN/loadgen" "$@" --json >"$TMP/lg.out" 2>"$TMP/lg.err" &
+    timeout -k 5 "$((deadline + LG_MARGIN))" "$BIN/loadgen" "$@" --json --timeout "$deadline" \
+        >"$TMP/lg.out" 2>"$TMP/lg.err" &
     LOADGEN_PID=$!
     LOADGEN_START=$(proc_start "$LOADGEN_PID")
     wait "$LOADGEN_PID"
     LG_RC=$?
     LOADGEN_PID=""
     LG_OUT=$(sed -n "s/^{/{$tags,/p" "$TMP/lg.out")
-    [ -n "$LG_OUT" ] && printf '%s\n' "$LG_OUT" >>"$rawfile"
-    LG_ERR=$(tail -n 3 "$TMP/lg.err" | tr '\n' ' ' | sed 's/ *$//')
+    LG_ERR=$(tail -n 3 "$TMP/lg.err" | tr '\n"\\' ' ' | sed 's/ *$//')
     case $LG_RC in
-    124 | 137) LG_ERR="killed by timeout after ${limit}s${LG_ERR:+; $LG_ERR}" ;;
+    124 | 137) LG_ERR="killed by the timeout wrapper after $((deadline + LG_MARGIN))s${LG_ERR:+; $LG_ERR}" ;;
     esac
-    if [ "$LG_RC" -ne 0 ] && [ -n "$LG_OUT" ]; then
-        NOTES+=("loadgen $1 (${tags//\"/}) exited $LG_RC with a result: $LG_ERR")
-    fi
+    [ "$LG_RC" -ne 0 ] && [ -n "$LG_OUT" ] && note "loadgen ${tags//\"/} exited $LG_RC with a result: $LG_ERR"
     if [ -s "$TMP/lg.err" ]; then
         {
             printf '== loadgen %s (exit %s)\n' "$*" "$LG_RC"
@@ -212,22 +241,43 @@ run_loadgen() {
     return 0
 }
 
-# The value of KEY in a flat JSON object (numbers, booleans, plain strings).
-json_get() {
-    awk -v k="$1" "$AWK_JSON"'{ print jget($0, k); exit }' <<<"$2"
+# save FILE TAGS [EXTRA]: append LG_OUT to FILE, each line with the JSON
+# fragment EXTRA added; without a result, a line of TAGS and the reason in
+# "error", so that the report says "run failed" rather than nothing.
+save() {
+    local file=$1 tags=$2 extra=${3:+,$3}
+    if [ -n "$LG_OUT" ]; then
+        printf '%s\n' "$LG_OUT" | sed "s/}\$/$extra}/" >>"$file"
+    else
+        printf '{%s,"error":"%s"}\n' "$tags" "$4" >>"$file"
+        failure "${file##*/} ${tags//\"/}: $4"
+    fi
 }
 
-# Used by every awk program that reads JSON lines.
-AWK_JSON='
-function jget(s, k,    i, r) {
-    i = index(s, "\"" k "\":")
-    if (i == 0) return ""
-    r = substr(s, i + length(k) + 3)
-    sub(/[,}].*/, "", r)
-    gsub(/"/, "", r)
-    return r
+# one_run FILE TAGS DEADLINE RUNG CPU LOADGEN-ARGS...: a fresh RUNG (pinned
+# to CPU unless it is ""), one loadgen run against it (-p PORT is added),
+# the result saved with the server's peak RSS, then SIGTERM. An argument
+# @PID stands for the server's pid (for --server-pid). With
+# COUNT_LINES=WORD set, the server's stderr lines naming WORD are counted
+# into "server_refusal_lines".
+one_run() {
+    local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/}
+    shift 5
+    if ! start_server "$rung" "${tag%.jsonl}" "$cpu"; then
+        LG_OUT=""
+        save "$file" "$tags" "" "server did not start"
+        return 1
+    fi
+    local args=() a
+    for a in "$@"; do args+=("${a/#@PID/$SERVER_PID}"); done
+    run_loadgen "$tags" "$deadline" "${args[@]}" -p "$SERVER_PORT"
+    # VmHWM: the most resident memory the server's main process ever had.
+    hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null)
+    extra="\"server_hwm_kb\":${hwm:-null}"
+    [ -n "${COUNT_LINES:-}" ] && extra="$extra,\"server_refusal_lines\":$(grep -c "$COUNT_LINES" "$TMP/server.err")"
+    save "$file" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
+    stop_server
 }
-'
 
 # On exit or interrupt: stop whatever we started, by pid, and nothing else.
 cleanup() {

@@ -1,16 +1,42 @@
-# Sourced by the scripts: make sure the tools they call exist. As root on
-# Debian or Ubuntu it installs what is missing with apt-get; otherwise it
-# says exactly what to install and stops.
+# Sourced by the scripts (and .ci/run): make sure the tools they call exist.
+# As root on Debian or Ubuntu it installs what is missing with apt-get,
+# without recommends (gnuplot would otherwise pull ImageMagick and
+# Ghostscript), prints one line per package installed, and keeps apt's full
+# output in APT_LOG; otherwise it says exactly what to install and stops.
+
+APT_LOG=${APT_LOG:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/results/logs/apt.log}
 
 # The Debian package that provides each command.
 package_for() {
     case "$1" in
-    clang) echo clang ;;
     cc | gcc) echo gcc ;;
     gnuplot) echo gnuplot-nox ;;
     taskset) echo util-linux ;;
     *) echo "$1" ;;
     esac
+}
+
+can_apt() { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; }
+
+# apt_install PACKAGE...: install quietly; 0 if apt-get succeeded. The
+# terminal gets one line per package set up (dependencies included).
+apt_install() {
+    mkdir -p "$(dirname "$APT_LOG")"
+    echo "installing with apt-get: $* (log: $APT_LOG)" >&2
+    local rc
+    {
+        echo "== $(date -u '+%F %T') apt-get install $*"
+        DEBIAN_FRONTEND=noninteractive apt-get update &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=120 "$@"
+    } >>"$APT_LOG" 2>&1
+    rc=$?
+    # "Setting up NAME (VERSION) ..." is apt's line for each package it set up.
+    awk '/^== /{ mark = NR } { line[NR] = $0 }
+         END { for (i = mark; i <= NR; i++)
+                   if (line[i] ~ /^Setting up /) { split(line[i], w, " "); print "  installed " w[3] " " w[4] } }' \
+        "$APT_LOG" >&2
+    [ "$rc" -eq 0 ] || echo "apt-get failed (exit $rc); see $APT_LOG" >&2
+    return "$rc"
 }
 
 ensure_tools() {
@@ -19,10 +45,8 @@ ensure_tools() {
         command -v "$tool" >/dev/null 2>&1 || missing+=("$(package_for "$tool")")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing: ${missing[*]}" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+    if can_apt; then
+        apt_install "${missing[@]}" || exit 1
     else
         echo "missing tools; please install: ${missing[*]}" >&2
         echo "  (Debian/Ubuntu: sudo apt-get install ${missing[*]})" >&2
@@ -30,26 +54,38 @@ ensure_tools() {
     fi
 }
 
+# compiles CC FLAGS...: 0 if CC links an empty program with FLAGS (one that
+# includes the header HEADER names, if set).
+compiles() {
+    local cc=$1 probe rc
+    shift
+    probe=$(mktemp -d)
+    { [ -z "${HEADER:-}" ] || echo "#include <$HEADER>"; echo "int main(void) { return 0; }"; } >"$probe/p.c"
+    "$cc" "$probe/p.c" -o "$probe/a" "$@" 2>/dev/null
+    rc=$?
+    rm -rf "$probe"
+    return "$rc"
+}
+
 # Debian ships clang's sanitizer runtimes in libclang-rt-dev, only a
 # "Recommends" of clang: a machine set up without recommends has a clang that
 # cannot link -fsanitize=address or thread. Check by linking an empty program.
 ensure_sanitizers() {
-    local cc=$1 probe
-    probe=$(mktemp -d)
-    echo 'int main(void) { return 0; }' >"$probe/p.c"
-    if "$cc" -fsanitize=address,undefined "$probe/p.c" -o "$probe/a" 2>/dev/null &&
-        "$cc" -fsanitize=thread "$probe/p.c" -o "$probe/t" 2>/dev/null; then
-        rm -rf "$probe"
-        return 0
-    fi
-    rm -rf "$probe"
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing: libclang-rt-dev (clang's sanitizer runtimes)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-rt-dev >&2
+    local cc=$1
+    compiles "$cc" -fsanitize=address,undefined && compiles "$cc" -fsanitize=thread && return 0
+    if can_apt; then
+        apt_install libclang-rt-dev || exit 1
     else
         echo "$cc cannot link with -fsanitize=address/thread; please install clang's" >&2
         echo "  sanitizer runtimes (Debian/Ubuntu: sudo apt-get install libclang-rt-dev)" >&2
         exit 1
     fi
+}
+
+# try_libuv CC: 0 if CC can link against libuv, installing libuv1-dev when
+# it can. Optional: the caller says what is not measured without it.
+try_libuv() {
+    HEADER=uv.h compiles "$1" -luv && return 0
+    can_apt || return 1
+    apt_install libuv1-dev && HEADER=uv.h compiles "$1" -luv
 }
