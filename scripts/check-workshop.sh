@@ -3,6 +3,7 @@
 #
 #   scripts/check-workshop.sh [PATCH...]            check (the default)
 #   scripts/check-workshop.sh --refresh [PATCH...]  rewrite patches onto the tree
+#   scripts/check-workshop.sh --rewrite PATCH DIR   body from a resolved merge
 #
 # With no PATCH, every docs/workshop/solutions/*.patch and
 # docs/workshop/bugs/*.patch. Each patch is a description followed by plain
@@ -29,9 +30,12 @@
 # three-way merge (`git apply -3`, which finds the patch's original files in
 # the repository's history), and its body is rewritten from the result; the
 # description above the first "diff --git" line is kept. A patch that does not
-# merge cleanly is left untouched and reported: apply it by hand
-# (`git apply -3`), resolve, and regenerate it with `git diff HEAD`. Run the
-# check afterwards: a refreshed bug must still be caught.
+# merge cleanly is left untouched and reported, and the merge is kept in
+# build/check-workshop/resolve/NAME (a git tree with conflict markers): fix
+# the marked files there, then
+#   scripts/check-workshop.sh --rewrite PATCH build/check-workshop/resolve/NAME
+# writes the patch body from that tree (the header is kept).
+# Run the check afterwards: a refreshed bug must still be caught.
 #
 # Environment: CC (default clang, as scripts/test.sh), CHECK_JOBS (default 2).
 set -uo pipefail
@@ -43,6 +47,7 @@ patches=()
 for arg in "$@"; do
     case "$arg" in
     --refresh) mode=refresh ;;
+    --rewrite) mode=rewrite ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check-workshop: unknown option $arg (try --help)" >&2; exit 2 ;;
     *) patches+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")") ;;
@@ -249,8 +254,18 @@ check_patch() {
 
 # ---- refresh ----------------------------------------------------------------
 
+# The patch's description, then the diff of tree $1 (a scratch-like git tree
+# with a "base" tag) against base, into $2.
+write_patch() { # tree patch out
+    {
+        description "$2"
+        git -C "$1" -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --cached --no-color \
+            --no-ext-diff --no-renames base
+    } >"$3"
+}
+
 refresh_patch() {
-    local patch=$1 name new how
+    local patch=$1 name new how keep
     name="$(basename "$(dirname "$patch")")/$(basename "$patch" .patch)"
     reset_scratch
     if git_ apply --index "$patch" 2>/dev/null; then
@@ -258,15 +273,13 @@ refresh_patch() {
     elif git_ apply -3 "$patch" >"$scratch/apply.log" 2>&1; then
         how="three-way merged"
     else
-        verdict FAIL "$name" "does not merge: $(grep -m3 -iE 'conflict|error' "$scratch/apply.log" | tr '\n' ' ')"
+        keep=$logs/resolve/$(basename "$patch" .patch)
+        rm -rf "$keep" && mkdir -p "$logs/resolve" && cp -a "$src" "$keep"
+        verdict FAIL "$name" "conflicts in $(git_ diff --name-only --diff-filter=U | tr '\n' ' ')- fix them in $keep, then: $0 --rewrite $patch $keep"
         return
     fi
     new=$scratch/new.patch
-    {
-        description "$patch"
-        git_ -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --cached --no-color \
-            --no-ext-diff --no-renames base
-    } >"$new"
+    write_patch "$src" "$patch" "$new"
     if cmp -s "$new" "$patch"; then
         verdict ok "$name" "unchanged ($how)"
     else
@@ -275,8 +288,33 @@ refresh_patch() {
     fi
 }
 
+# --rewrite PATCH DIR: DIR is a merge kept by refresh, its conflicts fixed.
+rewrite_patch() {
+    local patch=$1 dir=$2
+    if ! git -C "$dir" rev-parse -q --verify base >/dev/null 2>&1; then
+        echo "check-workshop: $dir is not a tree kept by --refresh" >&2
+        exit 2
+    fi
+    git -C "$dir" add -A -- . ':!build'
+    if git -C "$dir" diff --cached base | grep -qE '^\+(<<<<<<<|>>>>>>>|=======$)'; then
+        echo "check-workshop: conflict markers left in $dir:" >&2
+        git -C "$dir" diff --cached base | grep -nE '^\+(<<<<<<<|>>>>>>>)' >&2
+        exit 1
+    fi
+    write_patch "$dir" "$patch" "$patch.new" && mv "$patch.new" "$patch"
+    echo "rewrote $patch from $dir; now check it: $0 $patch"
+}
+
 # ---- main -------------------------------------------------------------------
 
+if [ "$mode" = rewrite ]; then
+    if [ ${#patches[@]} -ne 2 ] || [ ! -f "${patches[0]}" ] || [ ! -d "${patches[1]}" ]; then
+        echo "usage: $0 --rewrite PATCH DIR" >&2
+        exit 2
+    fi
+    rewrite_patch "${patches[0]}" "${patches[1]}"
+    exit
+fi
 started=$SECONDS
 if ! make_scratch >"$logs/scratch.log" 2>&1; then
     echo "check-workshop: cannot make a scratch copy of the tree; see $logs/scratch.log" >&2
