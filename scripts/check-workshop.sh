@@ -20,7 +20,8 @@
 #   solution: applies, builds without a warning (CMake, and `make` in each rung
 #     it touches), and passes every test of those rungs except its Changes:
 #     ones, plus the tests it Adds:.
-#   bug: applies, builds, and every test named in Caught-by: fails.
+#   bug: applies, builds, and every test named in Caught-by: fails (these run
+#     two at a time: a failing test cannot be made to pass by the load).
 # One line per patch, then "N passed, N failed"; exit 1 if anything failed.
 # Logs: build/check-workshop/<kind>-<name>.log. It starts servers: on the
 # shared machine run it under the lock (flock /work/.heavy.lock ...).
@@ -143,10 +144,10 @@ all_tests() { (cd "$bld" && ctest -N) | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p
 
 # Run the named tests (log appended); print the names of those that did not
 # pass, or "?" if ctest did not run exactly that many.
-run_tests() { # log name...
-    local log=$1 out=$scratch/ctest.out
-    shift
-    (cd "$bld" && ctest --output-on-failure -R "$(name_regex "$@")") >"$out" 2>&1
+run_tests() { # log parallel name...
+    local log=$1 par=$2 out=$scratch/ctest.out
+    shift 2
+    (cd "$bld" && ctest -j "$par" --output-on-failure -R "$(name_regex "$@")") >"$out" 2>&1
     cat "$out" >>"$log"
     grep -q "tests failed out of $#\$" "$out" || echo "? (ctest did not run the $# tests)"
     sed -n 's/^[[:space:]]*[0-9][0-9]* - \([^ ]*\) (.*)$/\1/p' "$out" | sort -u
@@ -206,7 +207,7 @@ check_patch() {
             return
         fi
         local failed escaped=()
-        failed=$(run_tests "$log" $caught)
+        failed=$(run_tests "$log" "$jobs" $caught)
         for t in $caught; do
             grep -qxF -- "$t" <<<"$failed" || escaped+=("$t")
         done
@@ -242,7 +243,7 @@ check_patch() {
         return
     fi
     local failed
-    failed=$(run_tests "$log" "${expected[@]}")
+    failed=$(run_tests "$log" 1 "${expected[@]}")
     if [ -n "$failed" ]; then
         verdict FAIL "$name" "failing: $(echo $failed); log: $log"
     else
