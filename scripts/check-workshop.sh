@@ -112,15 +112,18 @@ name_regex() { local IFS='|'; echo "^($*)\$"; }
 # now, committed as "base". Cloned from this repository when there is one,
 # so that its history (the blobs `git apply -3` needs) is at hand.
 make_scratch() {
-    if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1 &&
         git clone -q --shared --no-checkout "$root" "$src" &&
-            git_ checkout -q --detach "$(git -C "$root" rev-parse HEAD)" || return 1
+        git_ checkout -q --detach "$(git -C "$root" rev-parse HEAD)"; then
         git -C "$root" ls-files -z | tar -C "$root" --null --ignore-failed-read -T - -cf - 2>/dev/null |
             tar -C "$src" -xf - || return 1
         # Tracked files deleted in the working tree are deleted here too.
         git -C "$root" ls-files -z --deleted | (cd "$src" && xargs -0 -r rm -f)
     else
-        mkdir -p "$src" && tar -C "$root" --exclude=./build --exclude=./results -cf - . |
+        # No repository, or one git cannot clone: the files alone will do for
+        # checking (--refresh then cannot merge three-way).
+        rm -rf "$src" && mkdir -p "$src" &&
+            tar -C "$root" --exclude=./build --exclude=./results --exclude=./.git -cf - . |
             tar -C "$src" -xf - && git_ init -q || return 1
     fi
     git_ add -A && git_ commit -q --allow-empty -m base && git_ tag base
