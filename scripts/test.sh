@@ -22,3 +22,12 @@ echo "== tsan build (ThreadSanitizer: 03-threads and the kqueue shim) =="
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs"
 ctest --preset tsan "$@"
+
+# The workshop's solution and bug patches (docs/workshop/) still apply and do
+# what they say. Skipped when arguments narrow the run to some tests.
+if [ $# -eq 0 ]; then
+    echo "== workshop patches (scripts/check-workshop.sh) =="
+    scripts/check-workshop.sh
+else
+    echo "(workshop patches not checked: run scripts/check-workshop.sh)"
+fi
