@@ -39,11 +39,16 @@
 #define DEFAULT_ADDR "127.0.0.1" /* loopback unless the reader asks otherwise */
 
 /*
- * listen(2) silently caps the backlog at net.core.somaxconn. A small backlog
- * turns a burst of connects into dropped SYNs that the client retries after
- * 1 s, 3 s, ...: that would show up as fake latency in every measurement.
+ * A small backlog turns a burst of connects into dropped SYNs that the client
+ * retries after 1 s, 3 s, ...: fake latency in every measurement. So ask for
+ * the most and let the kernel clamp it to its own setting: listen(2) silently
+ * caps the backlog at net.core.somaxconn on Linux and at kern.ipc.somaxconn
+ * (kern.ipc.soacceptqueue) on macOS and FreeBSD. Not SOMAXCONN: that constant
+ * is 128 in the macOS and BSD headers (and in glibc before 2.31), well below
+ * what those kernels allow. 65535 is above every default and fits the 16 bits
+ * older Linux kernels kept the backlog in.
  */
-#define LISTEN_BACKLOG SOMAXCONN
+#define LISTEN_BACKLOG 65535
 
 typedef struct {
     const char *addr; /* -b: numeric address to bind */
