@@ -33,7 +33,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef __APPLE__
+#include <limits.h>     /* OPEN_MAX */
+#include <sys/sysctl.h> /* sysctlbyname */
+#endif
 
 #define DEFAULT_PORT "9999"
 #define DEFAULT_ADDR "127.0.0.1" /* loopback unless the reader asks otherwise */
@@ -265,21 +271,52 @@ static inline int set_nonblocking(int fd)
 }
 
 /*
- * The soft open-file limit is often 1024; a server meant for 10 000 clients
- * raises it to the hard limit. Returns the limit now in force.
+ * The soft open-file limit is often 1024 (256 on macOS); a server meant for
+ * 10 000 clients raises it towards the hard limit, and the event rungs size
+ * their table of connections to the result. The hard limit can be huge
+ * (2^30 in some containers, or LimitNOFILE=infinity) and a table that large
+ * would cost gigabytes, so stop at OPEN_FILES_CEILING: C10K six times over.
  */
+#define OPEN_FILES_CEILING 65536
+
+/*
+ * macOS reports the hard limit as RLIM_INFINITY, yet its setrlimit() refuses
+ * a soft limit above kern.maxfilesperproc (setrlimit(2): use at most
+ * OPEN_MAX). Elsewhere the hard limit is the real one.
+ */
+static inline rlim_t platform_open_file_max(void)
+{
+#ifdef __APPLE__
+    int max = 0;
+    size_t len = sizeof max;
+    if (sysctlbyname("kern.maxfilesperproc", &max, &len, NULL, 0) == 0 && max > 0)
+        return (rlim_t)max;
+    return OPEN_MAX;
+#else
+    return RLIM_INFINITY;
+#endif
+}
+
+/* Soft limit := the least of the hard limit, the platform's, the ceiling.
+ * Returns the limit now in force. */
 static inline long raise_open_file_limit(bool verbose)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         die("getrlimit RLIMIT_NOFILE");
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
+    rlim_t want = rl.rlim_max < OPEN_FILES_CEILING ? rl.rlim_max : OPEN_FILES_CEILING;
+    if (want > platform_open_file_max())
+        want = platform_open_file_max();
+    if (rl.rlim_cur != want) {
+        rl.rlim_cur = want; /* lowered, too, if it was above the ceiling */
         if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            warn("setrlimit RLIMIT_NOFILE: %s", strerror(errno));
+            warn("setrlimit RLIMIT_NOFILE %ld: %s", (long)want, strerror(errno));
         getrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (verbose)
+    if (verbose && rl.rlim_cur < rl.rlim_max)
+        warn("open-file limit: %ld (capped below the hard limit by %s)", (long)rl.rlim_cur,
+             want == OPEN_FILES_CEILING ? "OPEN_FILES_CEILING in net.h" : "the platform's maximum");
+    else if (verbose)
         warn("open-file limit: %ld", (long)rl.rlim_cur);
     return (long)rl.rlim_cur;
 }
