@@ -74,7 +74,7 @@ static atomic_int stop_requested = 0;
 /* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
 static int stop_pipe[2] = {-1, -1};
 
-/* Sockets that SIGINT/SIGTERM shut down, for the blocking rungs (-1: none). */
+/* Sockets that SIGINT/SIGTERM put out of use, for the blocking rungs (-1: none). */
 static volatile sig_atomic_t listener_to_shut = -1;
 static volatile sig_atomic_t client_to_shut = -1;
 
@@ -352,7 +352,7 @@ static inline void on_stop_signal(int sig)
     if (stop_pipe[1] >= 0)
         (void)!write(stop_pipe[1], "x", 1);
     if (listener_to_shut >= 0)
-        shutdown(listener_to_shut, SHUT_RDWR);
+        dup2(stop_pipe[0], listener_to_shut); /* see shut_listener_on_stop() */
     if (client_to_shut >= 0)
         shutdown(client_to_shut, SHUT_RDWR);
     errno = saved;
@@ -384,9 +384,13 @@ static inline void install_signal_handlers(void)
  * For a loop blocked in accept(). EINTR tells it about a signal that arrives
  * during the call, but one that lands just before (after the loop checked
  * stop_requested, or inside another handler whose SA_RESTART restarts the
- * call) would leave accept() waiting for the next client. On Linux, shutting
- * the listener down makes a waiting or later accept() fail at once (EINVAL).
- * shutdown() is async-signal-safe (signal-safety(7)).
+ * call) would leave accept() waiting for the next client. So the handler
+ * also puts the stop pipe in the listener's place with dup2(), which closes
+ * the listening socket: any later accept() on that fd number fails at once
+ * (ENOTSOCK), and the number stays ours to close. (shutdown() of a listening
+ * socket wakes accept() on Linux, but macOS refuses it, ENOTCONN, and leaves
+ * accept() waiting.)
+ * dup2() is async-signal-safe (POSIX, signal-safety(7)).
  */
 static inline void shut_listener_on_stop(int listen_fd)
 {
