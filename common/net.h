@@ -340,6 +340,80 @@ static inline int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* ---- the event rungs' table and listener (04-07) ------------------------- */
+
+/*
+ * 05-07 find a connection by its fd in a table with one slot for every fd
+ * the open-file limit allows (raised first, and capped). Returns the zeroed
+ * table and its number of slots.
+ */
+static inline void *new_fd_table(size_t slot_size, long *slots, bool verbose)
+{
+    *slots = raise_open_file_limit(verbose);
+    void *table = calloc((size_t)*slots, slot_size);
+    if (!table)
+        die("calloc: a table of %ld connections", *slots);
+    return table;
+}
+
+/*
+ * An fd past the end of the table (04: FD_SETSIZE) must be refused: FD_SET()
+ * or conns[fd] would write past the end. For 05-07 that happens when the
+ * limit is raised while the server runs (prlimit --pid, as root). One line
+ * per refused connection.
+ */
+static inline bool refuse_past(int fd, long slots, const char *table)
+{
+    if (fd < slots)
+        return false;
+    warn("fd %d: at or above %s (%ld): connection refused", fd, table, slots);
+    close(fd);
+    return true;
+}
+
+/*
+ * Out of descriptors, accept() fails (EMFILE: our limit; ENFILE: the
+ * system's) but leaves the client queued, so a level-triggered listener stays
+ * ready and the loop would spin. The event rungs stop watching it until one
+ * of their clients leaves; and since the fd may be freed elsewhere (another
+ * process, for ENFILE) they also retry accept() ACCEPT_RETRY_MS later. The
+ * retry is due at a fixed time, checked at every wakeup: a time-out that
+ * restarts with each wait would never run out while a client chatters.
+ */
+#define ACCEPT_RETRY_MS 100
+
+static struct timespec accept_retry_at; /* CLOCK_MONOTONIC */
+static bool pause_logged;               /* until accept() next empties the queue */
+
+/* accept() failed for want of a descriptor: log once per episode, not per
+ * retry or per departing client, and set when to try again. */
+static inline void note_out_of_fds(int err)
+{
+    if (!pause_logged)
+        warn("accept: %s: pausing until a client leaves", strerror(err));
+    pause_logged = true;
+    clock_gettime(CLOCK_MONOTONIC, &accept_retry_at);
+    accept_retry_at.tv_nsec += ACCEPT_RETRY_MS * 1000000L;
+    accept_retry_at.tv_sec += accept_retry_at.tv_nsec / 1000000000L;
+    accept_retry_at.tv_nsec %= 1000000000L;
+}
+
+/* accept() said EAGAIN: everyone queued was taken, the episode is over. */
+static inline void note_queue_empty(void)
+{
+    pause_logged = false;
+}
+
+/* Milliseconds until the retry is due, rounded up; 0 once it is. */
+static inline int ms_until_accept_retry(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ns = (long long)(accept_retry_at.tv_sec - now.tv_sec) * 1000000000LL +
+                   (accept_retry_at.tv_nsec - now.tv_nsec);
+    return ns <= 0 ? 0 : (int)((ns + 999999) / 1000000);
+}
+
 /* ---- signals ----------------------------------------------------------- */
 
 static inline void on_stop_signal(int sig)
