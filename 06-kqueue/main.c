@@ -13,8 +13,12 @@
  *
  * Reading and writing are two separate filters on one fd, EVFILT_READ and
  * EVFILT_WRITE. Both are added when a client arrives, and the connection's
- * state enables one and disables the other. kevent() both applies changes
- * and waits, so it is the only call besides kqueue() itself.
+ * state enables one and disables the other. kevent() can apply a list of
+ * changes and wait in the same call; this server keeps the two apart, as 07
+ * does with epoll_ctl() and epoll_wait(): each change is a kevent() call of
+ * its own, made when the connection's state changes, and the loop waits with
+ * an empty change list. (Batching the changes into the next wait would save
+ * those calls, at the price of their errors arriving among the events.)
  *
  * Level-triggered (the default), like 04 and 05: an event fires for as long
  * as the fd is ready, so reading one buffer per wakeup is safe.
