@@ -48,8 +48,8 @@
  * A small backlog turns a burst of connects into dropped SYNs that the client
  * retries after 1 s, 3 s, ...: fake latency in every measurement. So ask for
  * the most and let the kernel clamp it to its own setting: listen(2) silently
- * caps the backlog at net.core.somaxconn on Linux and at kern.ipc.somaxconn
- * (kern.ipc.soacceptqueue) on macOS and FreeBSD. Not SOMAXCONN: that constant
+ * caps the backlog at net.core.somaxconn on Linux, kern.ipc.somaxconn on
+ * macOS and kern.ipc.soacceptqueue on FreeBSD. Not SOMAXCONN: that constant
  * is 128 in the macOS and BSD headers (and in glibc before 2.31), well below
  * what those kernels allow. 65535 is above every default and fits the 16 bits
  * older Linux kernels kept the backlog in.
