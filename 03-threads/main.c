@@ -6,9 +6,10 @@
  * and a kernel task. serve() is 01's, unchanged; only the way it is started
  * differs.
  *
- * The wall: each thread reserves a stack (8 MiB of address space by default,
- * from RLIMIT_STACK), needs a kernel task, and is scheduled on its own. At
- * 10 000 clients that is 80 GB of virtual memory, thousands of context
+ * The wall: each thread reserves a stack (glibc's default is the soft
+ * RLIMIT_STACK, 8 MiB of address space on most Linux systems; macOS gives
+ * 512 KiB), needs a kernel task, and is scheduled on its own. At 10 000
+ * clients and 8 MiB that is 80 GB of virtual memory, thousands of context
  * switches, and limits such as vm.max_map_count and kernel.threads-max:
  *
  *     ./server &  ../build/release/bin/loadgen hold -n 10000 --server-pid $!
@@ -38,7 +39,8 @@ typedef struct conn {
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_changed = PTHREAD_COND_INITIALIZER;
 static conn_t *conns;     /* live connections, guarded by conns_lock */
-static size_t stack_size; /* 0: the system default */
+static size_t stack_size; /* -s, in bytes; 0: the system default */
+static pthread_attr_t thread_attr; /* how every client thread is made */
 
 /* Echo until the peer finishes sending (read returns 0) or fails. */
 static void serve(int fd)
@@ -64,6 +66,26 @@ static void serve(int fd)
 }
 
 /*
+ * Unlink, close and free under the lock: once main sees the list empty, no
+ * worker holds memory or touches anything shared, so main may exit() (and
+ * the leak checker run) while the last ones are still returning.
+ */
+static void remove_conn(conn_t *conn)
+{
+    pthread_mutex_lock(&conns_lock);
+    if (conn->prev)
+        conn->prev->next = conn->next;
+    else
+        conns = conn->next;
+    if (conn->next)
+        conn->next->prev = conn->prev;
+    close(conn->fd); /* under the lock: main never shuts down a recycled fd */
+    free(conn);
+    pthread_cond_broadcast(&conns_changed);
+    pthread_mutex_unlock(&conns_lock);
+}
+
+/*
  * The thread owns its conn_t. Handing it a pointer to the accept loop's fd
  * variable instead would race: the loop may overwrite it with the next
  * client's fd before this thread has read it.
@@ -72,21 +94,12 @@ static void *client_thread(void *arg)
 {
     conn_t *conn = arg;
     serve(conn->fd);
-
-    pthread_mutex_lock(&conns_lock);
-    if (conn->prev)
-        conn->prev->next = conn->next;
-    else
-        conns = conn->next;
-    if (conn->next)
-        conn->next->prev = conn->prev;
-    close(conn->fd); /* under the lock: main never sees a recycled fd */
-    pthread_cond_broadcast(&conns_changed);
-    pthread_mutex_unlock(&conns_lock);
-    free(conn);
+    remove_conn(conn);
     return NULL;
 }
 
+/* On the list before the thread starts (it may finish at once), but the
+ * lock is not held across pthread_create(), which can take a while. */
 static void spawn_thread(int fd)
 {
     conn_t *conn = malloc(sizeof *conn);
@@ -100,25 +113,15 @@ static void spawn_thread(int fd)
     if (conns)
         conns->prev = conn;
     conns = conn;
+    pthread_mutex_unlock(&conns_lock);
 
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (stack_size)
-        pthread_attr_setstacksize(&attr, stack_size);
     pthread_t tid;
-    int err = pthread_create(&tid, &attr, client_thread, conn);
-    pthread_attr_destroy(&attr);
+    int err = pthread_create(&tid, &thread_attr, client_thread, conn);
     if (err != 0) {
         /* EAGAIN here is the wall: threads-max, max_map_count, memory. */
         warn("fd %d: pthread_create: %s (client dropped)", fd, strerror(err));
-        conns = conn->next;
-        if (conns)
-            conns->prev = NULL;
-        close(fd);
-        free(conn);
+        remove_conn(conn);
     }
-    pthread_mutex_unlock(&conns_lock);
 }
 
 /*
@@ -160,6 +163,26 @@ static void block_stop_signals(sigset_t *old_mask)
     pthread_sigmask(SIG_BLOCK, &block, old_mask);
 }
 
+/*
+ * Every thread is detached (nobody joins it) and, with -s, gets that stack,
+ * rounded up to whole pages: glibc takes any size from PTHREAD_STACK_MIN up,
+ * but some systems (macOS) refuse one that is not a page multiple.
+ */
+static void init_thread_attr(void)
+{
+    pthread_attr_init(&thread_attr);
+    pthread_attr_setdetachstate(&thread_attr, PTHREAD_CREATE_DETACHED);
+    if (stack_size == 0)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t rounded = (stack_size + page - 1) / page * page;
+    int err = pthread_attr_setstacksize(&thread_attr, rounded);
+    if (err != 0) {
+        errno = err;
+        die("pthread_attr_setstacksize %zu", rounded);
+    }
+}
+
 static int on_stack_option(int opt, const char *arg)
 {
     char *end;
@@ -177,6 +200,7 @@ int main(int argc, char **argv)
     server_options_t opts;
     parse_options(argc, argv, &opts, "s:", " [-s STACK_KIB (64 or more)]", on_stack_option);
     install_signal_handlers();
+    init_thread_attr();
     raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
     shut_listener_on_stop(listen_fd);
@@ -203,6 +227,7 @@ int main(int argc, char **argv)
     }
 
     stop_threads();
+    pthread_attr_destroy(&thread_attr);
     close(listen_fd);
     close_stop_pipe();
     return 0;

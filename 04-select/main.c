@@ -30,10 +30,6 @@
 
 #define BUF_SIZE 16384
 
-/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
- * and no client of ours may be left to free one). */
-#define ACCEPT_RETRY_MS 100
-
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -74,9 +70,10 @@ static void set_interest(int fd, bool read, bool write)
         max_fd--;
 }
 
-static void start_watching(conn_t *c)
+static bool start_watching(conn_t *c)
 {
     set_interest(c->fd, true, false);
+    return true; /* unlike a kernel's list, an fd_set cannot run out of room */
 }
 
 static void watch(conn_t *c)
@@ -182,35 +179,32 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves; the
-                 * loop also retries every ACCEPT_RETRY_MS. */
-                if (accepting)
-                    warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves, or
+                 * the retry is due (net.h). */
+                note_out_of_fds(errno);
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
-            } else if (!accepting) {
-                watch_listener(true); /* a retry emptied the queue: fds are back */
+            } else {
+                note_queue_empty(); /* EAGAIN: all who queued are in */
+                if (!accepting)
+                    watch_listener(true); /* a retry got them: fds are back */
             }
             return;
         }
-        if (fd >= FD_SETSIZE) {
-            /* FD_SET(fd) would write past the end of the fd_set. */
-            warn("fd %d: at or above FD_SETSIZE (%d), select cannot watch it: connection refused",
-                 fd, FD_SETSIZE);
-            close(fd);
+        /* FD_SET(fd) would write past the end of the fd_set. */
+        if (refuse_past(fd, FD_SETSIZE, "FD_SETSIZE, the most select() can watch"))
             continue;
-        }
         conn_t *c = malloc(sizeof *c);
-        if (!c || set_nonblocking(fd) < 0) {
+        if (c)
+            *c = (conn_t){.fd = fd};
+        if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
             warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
             free(c);
             close(fd);
             continue;
         }
-        *c = (conn_t){.fd = fd};
         conns[fd] = c;
-        start_watching(c);
         if (verbose)
             warn("fd %d: connected", fd);
     }
@@ -238,15 +232,13 @@ int main(int argc, char **argv)
     while (!stop_requested) {
         /* select() overwrites its sets with the answer: pass copies. */
         fd_set readable = read_set, writable = write_set;
-        struct timeval retry = {.tv_usec = ACCEPT_RETRY_MS * 1000};
+        struct timeval retry = {.tv_usec = ms_until_accept_retry() * 1000};
         int nready = select(max_fd + 1, &readable, &writable, NULL, accepting ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("select");
         }
-        if (nready == 0)
-            accept_clients(); /* the accept retry timer ran out */
         /* The O(n) scan: the answer is a bitmap, so look at every bit. */
         for (int fd = 0; fd <= max_fd && nready > 0; fd++) {
             if (!FD_ISSET(fd, &readable) && !FD_ISSET(fd, &writable))
@@ -257,6 +249,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
+        if (!accepting && ms_until_accept_retry() == 0)
+            accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 
     for (int fd = 0; fd < FD_SETSIZE; fd++)

@@ -26,10 +26,6 @@
 
 #define BUF_SIZE 16384
 
-/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
- * and no client of ours may be left to free one). */
-#define ACCEPT_RETRY_MS 100
-
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -38,6 +34,7 @@ typedef struct {
 } conn_t;
 
 static conn_t **conns;         /* by fd, sized to the open-file limit */
+static long max_fds;           /* the size of conns */
 static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
 static bool accepting = true;  /* false while out of file descriptors */
@@ -61,24 +58,25 @@ static short interest(const conn_t *c)
     return wants_write(c) ? POLLOUT : POLLIN;
 }
 
-/* Append an entry, growing the array as needed; returns its slot. */
-static size_t add_pollfd(int fd, short events)
+/* Append an entry, growing the array as needed; false if out of memory. */
+static bool add_pollfd(int fd, short events)
 {
     if (npollfds == pollfds_cap) {
         size_t cap = pollfds_cap ? 2 * pollfds_cap : 64;
         struct pollfd *grown = realloc(pollfds, cap * sizeof *grown);
         if (!grown)
-            die("realloc pollfds");
+            return false;
         pollfds = grown;
         pollfds_cap = cap;
     }
-    pollfds[npollfds] = (struct pollfd){.fd = fd, .events = events};
-    return npollfds++;
+    pollfds[npollfds++] = (struct pollfd){.fd = fd, .events = events};
+    return true;
 }
 
-static void start_watching(conn_t *c)
+static bool start_watching(conn_t *c)
 {
-    c->slot = add_pollfd(c->fd, interest(c));
+    c->slot = npollfds;
+    return add_pollfd(c->fd, interest(c));
 }
 
 static void watch(conn_t *c)
@@ -189,28 +187,32 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves; the
-                 * loop also retries every ACCEPT_RETRY_MS. */
-                if (accepting)
-                    warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves, or
+                 * the retry is due (net.h). */
+                note_out_of_fds(errno);
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
-            } else if (!accepting) {
-                watch_listener(true); /* a retry emptied the queue: fds are back */
+            } else {
+                note_queue_empty(); /* EAGAIN: all who queued are in */
+                if (!accepting)
+                    watch_listener(true); /* a retry got them: fds are back */
             }
             return;
         }
+        /* A limit raised while we run (prlimit --pid) allows fds past the table. */
+        if (refuse_past(fd, max_fds, "the connection table's size"))
+            continue;
         conn_t *c = malloc(sizeof *c);
-        if (!c || set_nonblocking(fd) < 0) {
+        if (c)
+            *c = (conn_t){.fd = fd};
+        if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
             warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
             free(c);
             close(fd);
             continue;
         }
-        *c = (conn_t){.fd = fd};
         conns[fd] = c;
-        start_watching(c);
         if (verbose)
             warn("fd %d: connected", fd);
     }
@@ -222,27 +224,23 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     verbose = opts.verbose;
     install_signal_handlers();
-    long max_fds = raise_open_file_limit(verbose);
+    conns = new_fd_table(sizeof *conns, &max_fds, verbose);
     listen_fd = open_listener(&opts);
     if (set_nonblocking(listen_fd) < 0)
         die("fcntl O_NONBLOCK");
-    conns = calloc((size_t)max_fds, sizeof *conns);
-    if (!conns)
-        die("calloc");
 
-    add_pollfd(listen_fd, POLLIN);
-    add_pollfd(stop_pipe[0], POLLIN); /* wakes us on SIGINT/SIGTERM */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    if (!add_pollfd(listen_fd, POLLIN) || !add_pollfd(stop_pipe[0], POLLIN))
+        die("realloc pollfds");
     announce_listening(listen_fd);
 
     while (!stop_requested) {
-        int nready = poll(pollfds, npollfds, accepting ? -1 : ACCEPT_RETRY_MS);
+        int nready = poll(pollfds, npollfds, accepting ? -1 : ms_until_accept_retry());
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("poll");
         }
-        if (nready == 0)
-            accept_clients(); /* the accept retry timer ran out */
         /* The O(n) scan, from the end: closing slot i moves the last entry,
          * already scanned, into i, and new clients go on the end unscanned. */
         for (size_t i = npollfds; i-- > 0 && nready > 0;) {
@@ -255,6 +253,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
+        if (!accepting && ms_until_accept_retry() == 0)
+            accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

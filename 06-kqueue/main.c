@@ -13,8 +13,12 @@
  *
  * Reading and writing are two separate filters on one fd, EVFILT_READ and
  * EVFILT_WRITE. Both are added when a client arrives, and the connection's
- * state enables one and disables the other. kevent() both applies changes
- * and waits, so it is the only call besides kqueue() itself.
+ * state enables one and disables the other. kevent() can apply a list of
+ * changes and wait in the same call; this server keeps the two apart, as 07
+ * does with epoll_ctl() and epoll_wait(): each change is a kevent() call of
+ * its own, made when the connection's state changes, and the loop waits with
+ * an empty change list. (Batching the changes into the next wait would save
+ * those calls, at the price of their errors arriving among the events.)
  *
  * Level-triggered (the default), like 04 and 05: an event fires for as long
  * as the fd is ready, so reading one buffer per wakeup is safe.
@@ -31,10 +35,6 @@
 
 #define BUF_SIZE 16384
 
-/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
- * and no client of ours may be left to free one). */
-#define ACCEPT_RETRY_MS 100
-
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -42,6 +42,7 @@ typedef struct {
 } conn_t;
 
 static conn_t **conns;         /* by fd, sized to the open-file limit */
+static long max_fds;           /* the size of conns */
 static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
 static bool accepting = true;  /* false while out of file descriptors */
@@ -60,19 +61,20 @@ static bool wants_write(const conn_t *c)
 
 /* ---- telling the kernel what we want ----------------------------------- */
 
-/* Both filters of one fd in one kevent() call. */
-static void set_interest(int fd, int read_flags, int write_flags)
+/* Both filters of one fd in one kevent() call. False, errno set, if the
+ * kernel refuses: adding can meet ENOMEM; enabling, disabling or deleting a
+ * filter that is already registered allocates nothing. */
+static bool set_interest(int fd, int read_flags, int write_flags)
 {
     struct kevent changes[2];
     EV_SET(&changes[0], fd, EVFILT_READ, read_flags, 0, 0, NULL);
     EV_SET(&changes[1], fd, EVFILT_WRITE, write_flags, 0, 0, NULL);
-    if (kevent(kq, changes, 2, NULL, 0, NULL) < 0)
-        warn("fd %d: kevent: %s", fd, strerror(errno));
+    return kevent(kq, changes, 2, NULL, 0, NULL) == 0;
 }
 
-static void start_watching(conn_t *c)
+static bool start_watching(conn_t *c)
 {
-    set_interest(c->fd, EV_ADD | EV_ENABLE, EV_ADD | EV_DISABLE);
+    return set_interest(c->fd, EV_ADD | EV_ENABLE, EV_ADD | EV_DISABLE);
 }
 
 static void watch(conn_t *c)
@@ -89,12 +91,11 @@ static void stop_watching(conn_t *c)
 }
 
 /* Only one filter here: the listener has nothing to write. */
-static void watch_read(int fd, int flags)
+static bool watch_read(int fd, int flags)
 {
     struct kevent change;
     EV_SET(&change, fd, EVFILT_READ, flags, 0, 0, NULL);
-    if (kevent(kq, &change, 1, NULL, 0, NULL) < 0)
-        warn("fd %d: kevent: %s", fd, strerror(errno));
+    return kevent(kq, &change, 1, NULL, 0, NULL) == 0;
 }
 
 static void watch_listener(bool on)
@@ -190,28 +191,32 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves; the
-                 * loop also retries every ACCEPT_RETRY_MS. */
-                if (accepting)
-                    warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves, or
+                 * the retry is due (net.h). */
+                note_out_of_fds(errno);
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
-            } else if (!accepting) {
-                watch_listener(true); /* a retry emptied the queue: fds are back */
+            } else {
+                note_queue_empty(); /* EAGAIN: all who queued are in */
+                if (!accepting)
+                    watch_listener(true); /* a retry got them: fds are back */
             }
             return;
         }
+        /* A limit raised while we run (prlimit --pid) allows fds past the table. */
+        if (refuse_past(fd, max_fds, "the connection table's size"))
+            continue;
         conn_t *c = malloc(sizeof *c);
-        if (!c || set_nonblocking(fd) < 0) {
+        if (c)
+            *c = (conn_t){.fd = fd};
+        if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
             warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
             free(c);
             close(fd);
             continue;
         }
-        *c = (conn_t){.fd = fd};
         conns[fd] = c;
-        start_watching(c);
         if (verbose)
             warn("fd %d: connected", fd);
     }
@@ -223,32 +228,28 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     verbose = opts.verbose;
     install_signal_handlers();
-    long max_fds = raise_open_file_limit(verbose);
+    conns = new_fd_table(sizeof *conns, &max_fds, verbose);
     listen_fd = open_listener(&opts);
     if (set_nonblocking(listen_fd) < 0)
         die("fcntl O_NONBLOCK");
-    conns = calloc((size_t)max_fds, sizeof *conns);
-    if (!conns)
-        die("calloc");
     kq = kqueue();
     if (kq < 0)
         die("kqueue");
 
-    watch_read(listen_fd, EV_ADD);
-    watch_read(stop_pipe[0], EV_ADD); /* wakes us on SIGINT/SIGTERM */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    if (!watch_read(listen_fd, EV_ADD) || !watch_read(stop_pipe[0], EV_ADD))
+        die("kevent");
     announce_listening(listen_fd);
 
     while (!stop_requested) {
         struct kevent events[MAX_EVENTS];
-        struct timespec retry = {.tv_nsec = ACCEPT_RETRY_MS * 1000000L};
+        struct timespec retry = {.tv_nsec = ms_until_accept_retry() * 1000000L};
         int nready = kevent(kq, NULL, 0, events, MAX_EVENTS, accepting ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("kevent");
         }
-        if (nready == 0)
-            accept_clients(); /* the accept retry timer ran out */
         /* O(ready): every entry is an fd with something to do. An fd comes
          * once per batch (one filter is enabled at a time) and only its own
          * handler closes it, so no entry names a connection already gone. */
@@ -259,6 +260,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
+        if (!accepting && ms_until_accept_retry() == 0)
+            accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

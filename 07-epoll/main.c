@@ -30,10 +30,6 @@
 
 #define BUF_SIZE 16384
 
-/* While out of fds, how often to retry accept() (ENFILE may be system-wide,
- * and no client of ours may be left to free one). */
-#define ACCEPT_RETRY_MS 100
-
 typedef struct {
     int fd;
     char *pending;      /* echo bytes the peer has not taken yet, or NULL */
@@ -41,6 +37,7 @@ typedef struct {
 } conn_t;
 
 static conn_t **conns;         /* by fd, sized to the open-file limit */
+static long max_fds;           /* the size of conns */
 static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
 static bool accepting = true;  /* false while out of file descriptors */
@@ -59,11 +56,13 @@ static bool wants_write(const conn_t *c)
 
 /* ---- telling the kernel what we want ----------------------------------- */
 
-static void set_interest(int op, int fd, uint32_t events)
+/* False, errno set, if the kernel refuses. Adding can meet ENOSPC (past
+ * fs.epoll.max_user_watches) or ENOMEM; changing or deleting an fd that is
+ * already in the list allocates nothing. */
+static bool set_interest(int op, int fd, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.fd = fd};
-    if (epoll_ctl(epoll_fd, op, fd, &ev) < 0)
-        warn("fd %d: epoll_ctl: %s", fd, strerror(errno));
+    return epoll_ctl(epoll_fd, op, fd, &ev) == 0;
 }
 
 static uint32_t interest(const conn_t *c)
@@ -71,9 +70,9 @@ static uint32_t interest(const conn_t *c)
     return wants_write(c) ? EPOLLOUT : EPOLLIN;
 }
 
-static void start_watching(conn_t *c)
+static bool start_watching(conn_t *c)
 {
-    set_interest(EPOLL_CTL_ADD, c->fd, interest(c));
+    return set_interest(EPOLL_CTL_ADD, c->fd, interest(c));
 }
 
 static void watch(conn_t *c)
@@ -180,28 +179,32 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that gave up while queued */
             if (errno == EMFILE || errno == ENFILE) {
                 /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves; the
-                 * loop also retries every ACCEPT_RETRY_MS. */
-                if (accepting)
-                    warn("accept: %s: pausing until a client leaves", strerror(errno));
+                 * would spin. Stop watching it until a client leaves, or
+                 * the retry is due (net.h). */
+                note_out_of_fds(errno);
                 watch_listener(false);
             } else if (!is_transient(errno)) {
                 warn("accept: %s", strerror(errno));
-            } else if (!accepting) {
-                watch_listener(true); /* a retry emptied the queue: fds are back */
+            } else {
+                note_queue_empty(); /* EAGAIN: all who queued are in */
+                if (!accepting)
+                    watch_listener(true); /* a retry got them: fds are back */
             }
             return;
         }
+        /* A limit raised while we run (prlimit --pid) allows fds past the table. */
+        if (refuse_past(fd, max_fds, "the connection table's size"))
+            continue;
         conn_t *c = malloc(sizeof *c);
-        if (!c || set_nonblocking(fd) < 0) {
+        if (c)
+            *c = (conn_t){.fd = fd};
+        if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
             warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
             free(c);
             close(fd);
             continue;
         }
-        *c = (conn_t){.fd = fd};
         conns[fd] = c;
-        start_watching(c);
         if (verbose)
             warn("fd %d: connected", fd);
     }
@@ -213,31 +216,28 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     verbose = opts.verbose;
     install_signal_handlers();
-    long max_fds = raise_open_file_limit(verbose);
+    conns = new_fd_table(sizeof *conns, &max_fds, verbose);
     listen_fd = open_listener(&opts);
     if (set_nonblocking(listen_fd) < 0)
         die("fcntl O_NONBLOCK");
-    conns = calloc((size_t)max_fds, sizeof *conns);
-    if (!conns)
-        die("calloc");
     epoll_fd = epoll_create1(0);
     if (epoll_fd < 0)
         die("epoll_create1");
 
-    set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN);
-    set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN); /* wakes us on SIGINT/SIGTERM */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    if (!set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN) ||
+        !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN))
+        die("epoll_ctl");
     announce_listening(listen_fd);
 
     while (!stop_requested) {
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, accepting ? -1 : ACCEPT_RETRY_MS);
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, accepting ? -1 : ms_until_accept_retry());
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
             die("epoll_wait");
         }
-        if (nready == 0)
-            accept_clients(); /* the accept retry timer ran out */
         /* O(ready): every entry is an fd with something to do. epoll gives
          * an fd at most once per batch and only its own handler closes it,
          * so no entry names a connection already gone. */
@@ -248,6 +248,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
+        if (!accepting && ms_until_accept_retry() == 0)
+            accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

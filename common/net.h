@@ -33,17 +33,28 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef __APPLE__
+#include <limits.h>     /* OPEN_MAX */
+#include <sys/sysctl.h> /* sysctlbyname */
+#endif
 
 #define DEFAULT_PORT "9999"
 #define DEFAULT_ADDR "127.0.0.1" /* loopback unless the reader asks otherwise */
 
 /*
- * listen(2) silently caps the backlog at net.core.somaxconn. A small backlog
- * turns a burst of connects into dropped SYNs that the client retries after
- * 1 s, 3 s, ...: that would show up as fake latency in every measurement.
+ * A small backlog turns a burst of connects into dropped SYNs that the client
+ * retries after 1 s, 3 s, ...: fake latency in every measurement. So ask for
+ * the most and let the kernel clamp it to its own setting: listen(2) silently
+ * caps the backlog at net.core.somaxconn on Linux, kern.ipc.somaxconn on
+ * macOS and kern.ipc.soacceptqueue on FreeBSD. Not SOMAXCONN: that constant
+ * is 128 in the macOS and BSD headers (and in glibc before 2.31), well below
+ * what those kernels allow. 65535 is above every default and fits the 16 bits
+ * older Linux kernels kept the backlog in.
  */
-#define LISTEN_BACKLOG SOMAXCONN
+#define LISTEN_BACKLOG 65535
 
 typedef struct {
     const char *addr; /* -b: numeric address to bind */
@@ -63,7 +74,7 @@ static atomic_int stop_requested = 0;
 /* The read end becomes readable on SIGINT/SIGTERM (the self-pipe trick). */
 static int stop_pipe[2] = {-1, -1};
 
-/* Sockets that SIGINT/SIGTERM shut down, for the blocking rungs (-1: none). */
+/* Sockets that SIGINT/SIGTERM put out of use, for the blocking rungs (-1: none). */
 static volatile sig_atomic_t listener_to_shut = -1;
 static volatile sig_atomic_t client_to_shut = -1;
 
@@ -260,21 +271,52 @@ static inline int set_nonblocking(int fd)
 }
 
 /*
- * The soft open-file limit is often 1024; a server meant for 10 000 clients
- * raises it to the hard limit. Returns the limit now in force.
+ * The soft open-file limit is often 1024 (256 on macOS); a server meant for
+ * 10 000 clients raises it towards the hard limit, and the event rungs size
+ * their table of connections to the result. The hard limit can be huge
+ * (2^30 in some containers, or LimitNOFILE=infinity) and a table that large
+ * would cost gigabytes, so stop at OPEN_FILES_CEILING: C10K six times over.
  */
+#define OPEN_FILES_CEILING 65536
+
+/*
+ * macOS reports the hard limit as RLIM_INFINITY, yet its setrlimit() refuses
+ * a soft limit above kern.maxfilesperproc (setrlimit(2): use at most
+ * OPEN_MAX). Elsewhere the hard limit is the real one.
+ */
+static inline rlim_t platform_open_file_max(void)
+{
+#ifdef __APPLE__
+    int max = 0;
+    size_t len = sizeof max;
+    if (sysctlbyname("kern.maxfilesperproc", &max, &len, NULL, 0) == 0 && max > 0)
+        return (rlim_t)max;
+    return OPEN_MAX;
+#else
+    return RLIM_INFINITY;
+#endif
+}
+
+/* Soft limit := the least of the hard limit, the platform's, the ceiling.
+ * Returns the limit now in force. */
 static inline long raise_open_file_limit(bool verbose)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         die("getrlimit RLIMIT_NOFILE");
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
+    rlim_t want = rl.rlim_max < OPEN_FILES_CEILING ? rl.rlim_max : OPEN_FILES_CEILING;
+    if (want > platform_open_file_max())
+        want = platform_open_file_max();
+    if (rl.rlim_cur != want) {
+        rl.rlim_cur = want; /* lowered, too, if it was above the ceiling */
         if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            warn("setrlimit RLIMIT_NOFILE: %s", strerror(errno));
+            warn("setrlimit RLIMIT_NOFILE %ld: %s", (long)want, strerror(errno));
         getrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (verbose)
+    if (verbose && rl.rlim_cur < rl.rlim_max)
+        warn("open-file limit: %ld (capped below the hard limit by %s)", (long)rl.rlim_cur,
+             want == OPEN_FILES_CEILING ? "OPEN_FILES_CEILING in net.h" : "the platform's maximum");
+    else if (verbose)
         warn("open-file limit: %ld", (long)rl.rlim_cur);
     return (long)rl.rlim_cur;
 }
@@ -298,6 +340,80 @@ static inline int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* ---- the event rungs' table and listener (04-07) ------------------------- */
+
+/*
+ * 05-07 find a connection by its fd in a table with one slot for every fd
+ * the open-file limit allows (raised first, and capped). Returns the zeroed
+ * table and its number of slots.
+ */
+static inline void *new_fd_table(size_t slot_size, long *slots, bool verbose)
+{
+    *slots = raise_open_file_limit(verbose);
+    void *table = calloc((size_t)*slots, slot_size);
+    if (!table)
+        die("calloc: a table of %ld connections", *slots);
+    return table;
+}
+
+/*
+ * An fd past the end of the table (04: FD_SETSIZE) must be refused: FD_SET()
+ * or conns[fd] would write past the end. For 05-07 that happens when the
+ * limit is raised while the server runs (prlimit --pid, as root). One line
+ * per refused connection.
+ */
+static inline bool refuse_past(int fd, long slots, const char *table)
+{
+    if (fd < slots)
+        return false;
+    warn("fd %d: at or above %s (%ld): connection refused", fd, table, slots);
+    close(fd);
+    return true;
+}
+
+/*
+ * Out of descriptors, accept() fails (EMFILE: our limit; ENFILE: the
+ * system's) but leaves the client queued, so a level-triggered listener stays
+ * ready and the loop would spin. The event rungs stop watching it until one
+ * of their clients leaves; and since the fd may be freed elsewhere (another
+ * process, for ENFILE) they also retry accept() ACCEPT_RETRY_MS later. The
+ * retry is due at a fixed time, checked at every wakeup: a time-out that
+ * restarts with each wait would never run out while a client chatters.
+ */
+#define ACCEPT_RETRY_MS 100
+
+static struct timespec accept_retry_at; /* CLOCK_MONOTONIC */
+static bool pause_logged;               /* until accept() next empties the queue */
+
+/* accept() failed for want of a descriptor: log once per episode, not per
+ * retry or per departing client, and set when to try again. */
+static inline void note_out_of_fds(int err)
+{
+    if (!pause_logged)
+        warn("accept: %s: pausing until a client leaves", strerror(err));
+    pause_logged = true;
+    clock_gettime(CLOCK_MONOTONIC, &accept_retry_at);
+    accept_retry_at.tv_nsec += ACCEPT_RETRY_MS * 1000000L;
+    accept_retry_at.tv_sec += accept_retry_at.tv_nsec / 1000000000L;
+    accept_retry_at.tv_nsec %= 1000000000L;
+}
+
+/* accept() said EAGAIN: everyone queued was taken, the episode is over. */
+static inline void note_queue_empty(void)
+{
+    pause_logged = false;
+}
+
+/* Milliseconds until the retry is due, rounded up; 0 once it is. */
+static inline int ms_until_accept_retry(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ns = (long long)(accept_retry_at.tv_sec - now.tv_sec) * 1000000000LL +
+                   (accept_retry_at.tv_nsec - now.tv_nsec);
+    return ns <= 0 ? 0 : (int)((ns + 999999) / 1000000);
+}
+
 /* ---- signals ----------------------------------------------------------- */
 
 static inline void on_stop_signal(int sig)
@@ -310,7 +426,7 @@ static inline void on_stop_signal(int sig)
     if (stop_pipe[1] >= 0)
         (void)!write(stop_pipe[1], "x", 1);
     if (listener_to_shut >= 0)
-        shutdown(listener_to_shut, SHUT_RDWR);
+        dup2(stop_pipe[0], listener_to_shut); /* see shut_listener_on_stop() */
     if (client_to_shut >= 0)
         shutdown(client_to_shut, SHUT_RDWR);
     errno = saved;
@@ -342,9 +458,13 @@ static inline void install_signal_handlers(void)
  * For a loop blocked in accept(). EINTR tells it about a signal that arrives
  * during the call, but one that lands just before (after the loop checked
  * stop_requested, or inside another handler whose SA_RESTART restarts the
- * call) would leave accept() waiting for the next client. On Linux, shutting
- * the listener down makes a waiting or later accept() fail at once (EINVAL).
- * shutdown() is async-signal-safe (signal-safety(7)).
+ * call) would leave accept() waiting for the next client. So the handler
+ * also puts the stop pipe in the listener's place with dup2(), which closes
+ * the listening socket: any later accept() on that fd number fails at once
+ * (ENOTSOCK), and the number stays ours to close. (shutdown() of a listening
+ * socket wakes accept() on Linux, but macOS refuses it, ENOTCONN, and leaves
+ * accept() waiting.)
+ * dup2() is async-signal-safe (POSIX, signal-safety(7)).
  */
 static inline void shut_listener_on_stop(int listen_fd)
 {

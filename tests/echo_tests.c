@@ -1057,6 +1057,278 @@ out:
 }
 
 /* ======================================================================== */
+/* pause-logged-once (04-07)                                                */
+/* ======================================================================== */
+
+/*
+ * Proves: at the fd limit the server says "pausing" once per episode, not
+ * once per departing client. With RLIMIT_NOFILE 64 and 100 clients, ten
+ * accepted clients leave one by one: each frees an fd, the server takes one
+ * waiting client and meets EMFILE again, all within one episode. Once every
+ * client has gone (the queue drained), a second crowd starts a second
+ * episode: two lines in all.
+ */
+#define PAUSE_DEPARTURES 10
+
+static int count_lines_with(const server_t *s, const char *word)
+{
+    char *text = server_stderr(s);
+    int count = 0;
+    for (const char *p = text; p && (p = strstr(p, word)) != NULL; p += strlen(word))
+        count++;
+    free(text);
+    return count;
+}
+
+/* Connect a crowd past the limit; true if the server met it (logged a pause). */
+static bool crowd_at_limit(const server_t *s, int *fds, int want_lines)
+{
+    size_t opened = open_clients(s->port, fds, FD_LIMIT_CLIENTS);
+    double deadline = now_s() + 5.0;
+    while (count_lines_with(s, "pausing") < want_lines && now_s() < deadline)
+        sleep_s(0.02);
+    return opened == FD_LIMIT_CLIENTS && count_lines_with(s, "pausing") >= want_lines;
+}
+
+static void test_pause_logged_once(const rung_t *r)
+{
+    launch_t how = {.nofile = FD_LIMIT};
+    int fds[FD_LIMIT_CLIENTS];
+    for (int i = 0; i < FD_LIMIT_CLIENTS; i++)
+        fds[i] = -1;
+    server_t s;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    int baseline = take_baseline(&s).fds;
+    if (!expect(crowd_at_limit(&s, fds, 1), "%d clients against a limit of %d: the server paused accepting",
+                FD_LIMIT_CLIENTS, FD_LIMIT))
+        goto stop;
+    for (int i = 0; i < PAUSE_DEPARTURES; i++) {
+        close(fds[i]);
+        fds[i] = -1;
+        sleep_s(0.15); /* each departure is its own wakeup, and a retry or so passes */
+    }
+    int lines = count_lines_with(&s, "pausing");
+    expect(lines == 1, "%d clients left one by one (each let a waiting one in): %d \"pausing\" line%s (want 1)",
+           PAUSE_DEPARTURES, lines, lines == 1 ? "" : "s");
+    close_clients(fds, FD_LIMIT_CLIENTS);
+    expect_fds_back(&s, baseline, 10.0); /* every queued client taken and gone: episode over */
+    expect(crowd_at_limit(&s, fds, 2), "a second crowd: a second episode, logged once more");
+    sleep_s(0.3);
+    lines = count_lines_with(&s, "pausing");
+    expect(lines == 2, "two episodes, %d \"pausing\" lines (want 2)", lines);
+stop:
+    close_clients(fds, FD_LIMIT_CLIENTS);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* accept-retry (04-07)                                                     */
+/* ======================================================================== */
+
+/*
+ * Proves: while out of fds, the paused listener is retried on time even when
+ * a client keeps the server busy. The server's soft limit is lowered (with
+ * prlimit, on the running process) to the lowest fd number it has free, so
+ * that the next accept() fails with EMFILE; newcomers wait. A client pings
+ * every ACCEPT_CHATTER_MS, well inside the servers' 100 ms retry period, so
+ * the server never goes 100 ms without an event. Then the limit is raised
+ * back: fds are free again, but no client of the server's has left, so only
+ * the retry can notice. The newcomers must be served within seconds.
+ */
+#define ACCEPT_CHATTER_MS 50
+#define ACCEPT_NEWCOMERS 3
+#define ACCEPT_LIMIT 128
+
+typedef struct {
+    int fd;
+    int pings, pings_ok;
+} chatter_t;
+
+static void chatter_tick(void *ctx)
+{
+    chatter_t *c = ctx;
+    c->pings_ok += echo_once(c->fd, 900 + (uint64_t)c->pings, 64, ECHO_KEEP_OPEN, 2.0);
+    c->pings++;
+}
+
+static void newcomers_wait_then_get_in(const server_t *s, chatter_t *chatter, int *fds, echo_t *e)
+{
+    for (int i = 0; i < ACCEPT_NEWCOMERS; i++)
+        echo_init(&e[i], fds[i], 950 + (uint64_t)i, 100, ECHO_KEEP_OPEN);
+    echo_opts_t opts = {.timeout_s = 1.0, .tick_ms = ACCEPT_CHATTER_MS, .on_tick = chatter_tick, .ctx = chatter};
+    size_t served = echo_run(e, ACCEPT_NEWCOMERS, &opts);
+    expect(served == 0, "at the lowered limit no newcomer is served in 1 s: %zu of %d", served, ACCEPT_NEWCOMERS);
+    expect(count_lines_with(s, "pausing") == 1, "the server paused accepting (one \"pausing\" line)");
+
+    int err = set_nofile(s->pid, ACCEPT_LIMIT, ACCEPT_LIMIT);
+    expect(err == 0, "raised its soft limit back to %d: %s", ACCEPT_LIMIT, err ? strerror(err) : "ok");
+    double start = now_s();
+    opts.timeout_s = 5.0;
+    served = echo_run(e, ACCEPT_NEWCOMERS, &opts);
+    expect(served == ACCEPT_NEWCOMERS, "with fds free again and the chatter going on, %zu of %d newcomers served (%.0f ms)",
+           served, ACCEPT_NEWCOMERS, (now_s() - start) * 1000.0);
+    show_failures(e, ACCEPT_NEWCOMERS, 3);
+    expect(chatter->pings >= 10 && chatter->pings_ok == chatter->pings,
+           "the chatter pinged every %d ms throughout: %d of %d answered", ACCEPT_CHATTER_MS,
+           chatter->pings_ok, chatter->pings);
+}
+
+static void test_accept_retry(const rung_t *r)
+{
+    launch_t how = {.nofile = ACCEPT_LIMIT};
+    chatter_t chatter = {.fd = -1};
+    int fds[ACCEPT_NEWCOMERS] = {-1, -1, -1};
+    echo_t e[ACCEPT_NEWCOMERS];
+    server_t s;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    chatter.fd = client_connect(s.port, 0);
+    if (!expect(chatter.fd >= 0 && echo_once(chatter.fd, 899, 64, ECHO_KEEP_OPEN, 5.0), "the chatter is served"))
+        goto stop;
+    int lowest = proc_lowest_free_fd(s.pid);
+    int err = set_nofile(s.pid, lowest, ACCEPT_LIMIT);
+    if (!expect(err == 0, "lowered the server's soft limit to %d, its lowest free fd: %s", lowest,
+                err ? strerror(err) : "ok"))
+        goto stop;
+    if (!expect(open_clients(s.port, fds, ACCEPT_NEWCOMERS) == ACCEPT_NEWCOMERS,
+                "%d newcomers connected (the kernel queues them)", ACCEPT_NEWCOMERS))
+        goto stop;
+    newcomers_wait_then_get_in(&s, &chatter, fds, e);
+    expect(server_alive(&s), "server alive");
+stop:
+    close_clients(fds, ACCEPT_NEWCOMERS);
+    if (chatter.fd >= 0)
+        close(chatter.fd);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* table-bound (05-07)                                                      */
+/* ======================================================================== */
+
+/*
+ * Proves: 05-07, which size their table of connections to the open-file
+ * limit at start, refuse an fd past its end when the limit is raised on the
+ * running server (prlimit --pid; raising a hard limit needs root, so the
+ * test is skipped without it). The server starts at RLIMIT_NOFILE 64 and
+ * serves a first group; its limit goes to 256 and more clients come: those
+ * whose fd would be past the table are closed by the server, one stderr line
+ * each, and every other client, first group included, keeps echoing.
+ * Without the bound, conns[fd] writes past the table (AddressSanitizer).
+ */
+#define TABLE_LIMIT 64
+#define TABLE_RAISED 256
+#define TABLE_FIRST 20
+#define TABLE_CLIENTS 170
+
+#define SKIPPED 77 /* ctest's SKIP_RETURN_CODE for these tests */
+
+static void expect_table_outcome(const server_t *s, const echo_t *e)
+{
+    size_t ok = count_results(e, 0, TABLE_CLIENTS, ECHO_OK);
+    size_t closed = count_results(e, 0, TABLE_CLIENTS, ECHO_CLOSED);
+    size_t first = count_results(e, 0, TABLE_FIRST, ECHO_OK);
+    expect(ok + closed == TABLE_CLIENTS, "every client either echoed (%zu) or was closed by the server (%zu)",
+           ok, closed);
+    expect(first == TABLE_FIRST, "the first %d clients all echo (%zu do)", TABLE_FIRST, first);
+    expect(closed >= TABLE_CLIENTS - TABLE_LIMIT, "at least %d were refused: %zu", TABLE_CLIENTS - TABLE_LIMIT,
+           closed);
+    int lines = count_lines_with(s, "connection refused");
+    expect(lines == (int)closed, "one stderr line per refused client: %d lines for %zu", lines, closed);
+    char line[200] = "";
+    stderr_line_with(s, "connection refused", line, sizeof line);
+    note("e.g. \"%s\"", line);
+    show_failures(e, TABLE_FIRST, 3);
+}
+
+static void test_table_bound(const rung_t *r)
+{
+    launch_t how = {.nofile = TABLE_LIMIT};
+    int fds[TABLE_CLIENTS];
+    echo_t e[TABLE_CLIENTS];
+    size_t opened = 0;
+    server_t s;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    int baseline = take_baseline(&s).fds;
+    opened = open_clients(s.port, fds, TABLE_FIRST);
+    for (size_t i = 0; i < opened; i++)
+        echo_init(&e[i], fds[i], 1100 + i, 100, ECHO_KEEP_OPEN);
+    expect(opened == TABLE_FIRST && echo_run(e, opened, &(echo_opts_t){.timeout_s = 5.0}) == TABLE_FIRST,
+           "%d clients served under a limit of %d", TABLE_FIRST, TABLE_LIMIT);
+    int err = set_nofile(s.pid, TABLE_RAISED, TABLE_RAISED);
+    if (err == EPERM) {
+        printf("SKIPPED: raising the server's hard limit needs root (CAP_SYS_RESOURCE)\n");
+        server_stop(&s);
+        server_cleanup(&s);
+        exit(harness_failures ? 1 : SKIPPED);
+    }
+    if (!expect(err == 0, "raised the running server's limit to %d: %s", TABLE_RAISED, err ? strerror(err) : "ok"))
+        goto stop;
+    opened += open_clients(s.port, fds + opened, TABLE_CLIENTS - TABLE_FIRST);
+    if (!expect(opened == TABLE_CLIENTS, "%zu of %d clients connected in all", opened, TABLE_CLIENTS))
+        goto stop;
+    for (size_t i = 0; i < TABLE_CLIENTS; i++)
+        echo_init(&e[i], fds[i], 1200 + i, 100, ECHO_KEEP_OPEN);
+    echo_run(e, TABLE_CLIENTS, &(echo_opts_t){.timeout_s = 10.0});
+    expect_table_outcome(&s, e);
+    if (expect(server_alive(&s), "server alive")) {
+        expect(echo_once(fds[0], 1199, 1000, ECHO_KEEP_OPEN, 5.0), "the first client still echoes at the end");
+        close_clients(fds, opened);
+        expect_fds_back(&s, baseline, 10.0);
+    }
+stop:
+    close_clients(fds, opened);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* nofile-cap                                                               */
+/* ======================================================================== */
+
+/*
+ * Proves: a server raises its open-file limit only up to a sane ceiling. Run
+ * with a hard RLIMIT_NOFILE of 2^20 (as a container or LimitNOFILE=infinity
+ * would give; setting it needs root, so the test is skipped without), the
+ * soft limit it sets itself must stay at or below 65536, so that 05-07 do
+ * not size a table to a million fds; and -v must say that it was capped.
+ */
+#define CAP_HARD (1L << 20)
+#define CAP_CEILING 65536L
+
+static void test_nofile_cap(const rung_t *r)
+{
+    static const char *const verbose[] = {"-v", NULL};
+    launch_t how = {.nofile = CAP_HARD, .extra_args = verbose};
+    server_t s;
+    long soft = -1, hard = -1;
+    if (!server_start(&s, r->binary, &how))
+        goto out;
+    if (!proc_nofile(s.pid, &soft, &hard) || hard != CAP_HARD) {
+        printf("SKIPPED: could not start the server with a hard limit of %ld (it has %ld): needs root\n",
+               CAP_HARD, hard);
+        server_stop(&s);
+        server_cleanup(&s);
+        exit(harness_failures ? 1 : SKIPPED);
+    }
+    expect(soft <= CAP_CEILING, "hard limit %ld: the server set its soft limit to %ld (ceiling %ld)", hard, soft,
+           CAP_CEILING);
+    char line[200] = "";
+    expect(stderr_line_with(&s, "capped", line, sizeof line), "-v says so: \"%s\"", line);
+    expect_fresh_echo(&s, 4 * KIB, "all the same");
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
 /* signal-storm (02-07)                                                     */
 /* ======================================================================== */
 
@@ -1172,6 +1444,10 @@ static const test_t tests[] = {
     {"connect-close-storm", EVENT_RUNGS, test_connect_close_storm, "connections coming and going leave no trace"},
     {"fd-limit", EVENT_RUNGS, test_fd_limit, "at the fd limit: no spin, service resumes"},
     {"select-ceiling", RUNG(4), test_select_ceiling, "fds >= FD_SETSIZE refused cleanly, the rest served"},
+    {"pause-logged-once", EVENT_RUNGS, test_pause_logged_once, "at the fd limit: one \"pausing\" line per episode"},
+    {"accept-retry", EVENT_RUNGS, test_accept_retry, "out of fds: accept retried on time, however busy"},
+    {"table-bound", RUNG(5) | RUNG(6) | RUNG(7), test_table_bound, "limit raised at run time: fds past the table refused"},
+    {"nofile-cap", ALL_RUNGS, test_nofile_cap, "a huge hard fd limit: the raise stops at a ceiling"},
 };
 
 /* The rung is the last path component named like "05-poll". */

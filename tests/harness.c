@@ -649,6 +649,53 @@ int proc_fd_count(pid_t pid)
     return count;
 }
 
+int proc_lowest_free_fd(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    enum { MAX_SEEN = 4096 };
+    static bool used[MAX_SEEN];
+    memset(used, 0, sizeof used);
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL) {
+        long fd = d->d_name[0] != '.' ? strtol(d->d_name, NULL, 10) : -1;
+        if (fd >= 0 && fd < MAX_SEEN)
+            used[fd] = true;
+    }
+    closedir(dir);
+    int fd = 0;
+    while (fd < MAX_SEEN && used[fd])
+        fd++;
+    return fd;
+}
+
+bool proc_nofile(pid_t pid, long *soft, long *hard)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        if (strncmp(line, "Max open files", 14) == 0) {
+            char *end;
+            *soft = strtol(line + 14, &end, 10);
+            *hard = strtol(end, NULL, 10);
+            found = true;
+        }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+int set_nofile(pid_t pid, long soft, long hard)
+{
+    struct rlimit rl = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
+    return prlimit(pid, RLIMIT_NOFILE, &rl, NULL) == 0 ? 0 : errno;
+}
+
 int proc_thread_count(pid_t pid)
 {
     return (int)status_field(pid, "Threads");

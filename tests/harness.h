@@ -122,6 +122,7 @@ const char *sanitizer_report_in(const char *text);
 
 /* Each returns -1 if the process is gone or the file unreadable. */
 int proc_fd_count(pid_t pid);
+int proc_lowest_free_fd(pid_t pid);  /* the fd number its next open() would get */
 int proc_thread_count(pid_t pid);
 long proc_rss_kib(pid_t pid);
 double proc_cpu_s(pid_t pid);          /* utime + stime */
@@ -152,6 +153,13 @@ double cpu_share_over(pid_t pid, double seconds);
 
 /* Signals the process catches, from SigCgt in /proc/PID/status. */
 bool proc_catches_signal(pid_t pid, int sig);
+
+/* Its RLIMIT_NOFILE, from /proc/PID/limits; false if unreadable. */
+bool proc_nofile(pid_t pid, long *soft, long *hard);
+
+/* prlimit(2) on another process: 0, or the errno (EPERM: raising a hard
+ * limit needs root, CAP_SYS_RESOURCE). */
+int set_nofile(pid_t pid, long soft, long hard);
 
 /* ---- clients ----------------------------------------------------------- */
 
