@@ -244,8 +244,8 @@ demo_02() {
     say "  expect: 1001 processes and tens of KiB of PSS per process (summed RSS says hundreds of" \
         "  MB). Setup is a fork() per client, which copies the parent's page tables: from about" \
         "  0.1 ms to over 1 ms depending on the machine and its load; an event loop accepts a" \
-        "  client in tens of µs. The reference run (top README) measured 39.6 KiB and 93 µs" \
-        "  per client at 10 000 clients."
+        "  client in tens of µs. The reference run (top README) measured 43.6 KiB and 1.9 ms" \
+        "  per client at 10 000 clients, on a loaded 2-core machine."
 }
 
 # hold_threads LABEL [server options]: hold 10 000 clients and read the
@@ -320,7 +320,7 @@ demo_04() {
     scan 0,100,1000
     say "  expect: the round trip and the server's CPU per round trip grow with the idle count:" \
         "  select() copies and scans the whole fd_set on every wakeup. The reference run (top" \
-        "  README) went from 13.8 µs to 84.3 µs (6.1x)."
+        "  README) went from 26.4 µs to 145.6 µs (5.5x)."
 }
 
 # scan LIST: loadgen scan pinned, then one line per idle count.
@@ -350,7 +350,7 @@ demo_05() {
     scan 0,100,1000,10000
     say "  expect: growth with the idle count, roughly in proportion past 1000: poll() hands the" \
         "  kernel all n descriptors on every call and the server walks all n results. The" \
-        "  reference run (top README): 13.4 µs at 0 idle, 85 µs at 1000, 868 µs at 10 000 (64.8x)."
+        "  reference run (top README): 26.0 µs at 0 idle, 114 µs at 1000, 1167 µs at 10 000 (44.8x)."
 }
 
 demo_flat() {
@@ -363,7 +363,7 @@ demo_flat() {
         say "  (on Linux kevent() is the teaching shim over epoll: this is epoll's behaviour)"
     say "  expect: flat, within noise, from 0 to 10 000 idle: the interest list lives in the" \
         "  kernel and $api returns only the ready descriptors. The reference run measured" \
-        "  13.5-13.8 µs at 0 and at 10 000 idle."
+        "  24-29 µs from 0 to 10 000 idle (1.13x)."
     stop_server
     say "" "C10K: 10 000 clients at once, all ping-ponging 64-byte messages for 5 s, every byte checked" \
         "  (server and client not pinned: they share the machine's CPUs)."
