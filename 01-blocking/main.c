@@ -10,7 +10,7 @@
  * succeeds from the listen backlog), so they look connected, yet their bytes
  * wait until the first client leaves. One idle client freezes everyone:
  *
- *     ./server &  ../build/release/bin/loadgen stall --hold 1.5
+ *     make wall      (runs: loadgen stall --hold 1.5)
  *
  * reports client B waiting about 1.5 s, answered right after A closes.
  *

@@ -10,7 +10,7 @@
  * reach it. The memory and setup time per connection grow with the number of
  * clients, and the pid and process limits cap them:
  *
- *     ./server &  ../build/release/bin/loadgen hold -n 1000 --server-pid $!
+ *     make wall      (runs: loadgen hold -n 1000 --server-pid PID)
  *
  * reports the server's memory summed over all its processes.
  *

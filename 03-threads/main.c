@@ -12,7 +12,7 @@
  * clients and 8 MiB that is 80 GB of virtual memory, thousands of context
  * switches, and limits such as vm.max_map_count and kernel.threads-max:
  *
- *     ./server &  ../build/release/bin/loadgen hold -n 10000 --server-pid $!
+ *     make wall      (runs: loadgen hold -n 10000 --server-pid PID)
  *
  * reports memory and threads; -s STACK_KIB shows how much is the stack.
  *

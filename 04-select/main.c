@@ -14,7 +14,7 @@
  *     and wait until it is writable. A client that does not read thus stops
  *     being read, and holds at most one buffer of our memory (backpressure).
  *
- * The walls, both measurable with ../build/release/bin/loadgen:
+ * The walls, both measured by `make wall` with the load client:
  *   - select() takes a fixed-size bitmap, fd_set, of FD_SETSIZE (1024) bits;
  *     FD_SET() on a higher fd writes past its end. This server refuses such
  *     connections instead (loadgen hold -n 1100 --allow-refused).

@@ -12,7 +12,7 @@
  * array into the kernel, which checks every entry, and we then scan every
  * revents, even when a single client out of 10 000 is active:
  *
- *     ./server &  ../build/release/bin/loadgen scan --idle 0,100,1000,10000 --server-pid $!
+ *     make wall      (runs: loadgen scan --idle 0,100,1000,10000)
  *
  * shows one client's round trip and the server's CPU per round trip growing
  * with the number of idle connections.

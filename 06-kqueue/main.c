@@ -7,7 +7,7 @@
  * pair, and kevent() returns just the events that fired. A wakeup costs the
  * same with 10 idle clients or 10 000:
  *
- *     ./server &  ../build/release/bin/loadgen scan --idle 0,100,1000,10000 --server-pid $!
+ *     make wall      (runs: loadgen scan --idle 0,100,1000,10000)
  *
  * keeps one client's round trip flat where 05-poll's grows.
  *

@@ -6,11 +6,11 @@
  * changes, and epoll_wait() returns just the fds that are ready. A wakeup
  * costs the same with 10 idle clients or 10 000:
  *
- *     ./server &  ../build/release/bin/loadgen scan --idle 0,100,1000,10000 --server-pid $!
+ *     make wall      (runs: loadgen scan --idle 0,100,1000,10000)
  *
  * keeps one client's round trip flat, and
  *
- *     ../build/release/bin/loadgen c10k -n 10000
+ *     (then, in the same run: loadgen c10k -n 10000)
  *
  * serves ten thousand clients at once from one thread (C10K).
  *
