@@ -17,7 +17,15 @@
  * Next: 02-fork gives each client its own process, so one can idle while
  * another is served.
  */
-#include "net.h"
+/*
+ * blocking.h, with net.h under it, parses the options, opens the listener,
+ * prints the "listening on" line and sets up the stop signals: skip it on a
+ * first read. Three lessons of its own are worth a look later: write_all()
+ * (write() may send less than asked), shut_listener_on_stop() (how a signal
+ * ends an accept() it would otherwise miss) and accept_failed() (out of
+ * descriptors, retrying at once would spin). The self-pipe: net.h, stop_pipe.
+ */
+#include "blocking.h"
 
 /* One read's worth; larger only costs stack, smaller only costs syscalls. */
 #define BUF_SIZE 16384
@@ -34,12 +42,12 @@ static void serve(int fd)
             if (errno == EINTR && !stop_requested)
                 continue;
             if (errno != EINTR)
-                warn("fd %d: read: %s", fd, strerror(errno));
+                log_errno("fd %d: read", fd);
             return;
         }
         if (write_all(fd, buf, (size_t)n) < 0) {
             if (!stop_requested)
-                warn("fd %d: write: %s", fd, strerror(errno));
+                log_errno("fd %d: write", fd);
             return;
         }
     }
@@ -52,8 +60,8 @@ int main(int argc, char **argv)
     install_signal_handlers();
     raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
-    shut_listener_on_stop(listen_fd);
     announce_listening(listen_fd);
+    shut_listener_on_stop(listen_fd); /* a stop wakes accept(): see blocking.h */
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);
@@ -62,18 +70,18 @@ int main(int argc, char **argv)
                 break;
             /* A signal, or a client that gave up while queued: keep going. */
             if (errno != EINTR && errno != ECONNABORTED)
-                warn("accept: %s", strerror(errno));
+                accept_failed(errno); /* EMFILE...: wait a little (blocking.h) */
             continue;
         }
         if (opts.verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
         shut_client_on_stop(fd);
         if (!stop_requested) /* a signal before the line above missed fd */
             serve(fd);
         shut_client_on_stop(-1);
         close(fd);
         if (opts.verbose)
-            warn("fd %d: closed", fd);
+            log_msg("fd %d: closed", fd);
     }
 
     close(listen_fd);

@@ -16,7 +16,7 @@
  *
  * Next: 03-threads shares one address space between the clients.
  */
-#include "net.h"
+#include "blocking.h"
 
 #include <sys/wait.h>
 
@@ -43,12 +43,12 @@ static void serve(int fd)
             if (errno == EINTR && !stop_requested)
                 continue;
             if (errno != EINTR)
-                warn("fd %d: read: %s", fd, strerror(errno));
+                log_errno("fd %d: read", fd);
             return;
         }
         if (write_all(fd, buf, (size_t)n) < 0) {
             if (!stop_requested)
-                warn("fd %d: write: %s", fd, strerror(errno));
+                log_errno("fd %d: write", fd);
             return;
         }
     }
@@ -99,7 +99,7 @@ static void install_reaper(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_NOCLDSTOP;
     if (sigaction(SIGCHLD, &sa, NULL) < 0)
-        die("sigaction SIGCHLD");
+        fatal("sigaction SIGCHLD");
 }
 
 /* In the child: serve one client with the default signal dispositions. */
@@ -135,9 +135,9 @@ static void spawn_child(int listen_fd, int fd)
     if (pid == 0)
         run_child(listen_fd, fd, &old_mask);
     if (slot < 0)
-        warn("fd %d: %d children already (client dropped)", fd, MAX_CHILDREN);
+        log_msg("fd %d: %d children already (client dropped)", fd, MAX_CHILDREN);
     else if (pid < 0)
-        warn("fd %d: fork: %s (client dropped)", fd, strerror(errno));
+        log_errno("fd %d: fork (client dropped%s)", fd, task_limit(errno, false));
     else
         children[slot] = pid;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
@@ -168,8 +168,8 @@ int main(int argc, char **argv)
     install_reaper();
     raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
-    shut_listener_on_stop(listen_fd);
     announce_listening(listen_fd);
+    shut_listener_on_stop(listen_fd); /* a stop wakes accept(): see blocking.h */
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);
@@ -178,11 +178,11 @@ int main(int argc, char **argv)
                 break;
             /* A signal, or a client that gave up while queued: keep going. */
             if (errno != EINTR && errno != ECONNABORTED)
-                warn("accept: %s", strerror(errno));
+                accept_failed(errno); /* EMFILE...: wait a little (blocking.h) */
             continue;
         }
         if (opts.verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
         spawn_child(listen_fd, fd);
         close(fd); /* the child has its own copy; ours would keep the client open */
     }

@@ -19,11 +19,10 @@
  * Next: 04-select serves every client from one thread, which only wakes up
  * when some socket is ready.
  */
-#include "net.h"
+#include "blocking.h"
 
 #include <limits.h>
 #include <pthread.h>
-#include <time.h>
 
 #define BUF_SIZE 16384
 
@@ -54,12 +53,12 @@ static void serve(int fd)
             if (errno == EINTR && !stop_requested)
                 continue;
             if (errno != EINTR)
-                warn("fd %d: read: %s", fd, strerror(errno));
+                log_errno("fd %d: read", fd);
             return;
         }
         if (write_all(fd, buf, (size_t)n) < 0) {
             if (!stop_requested)
-                warn("fd %d: write: %s", fd, strerror(errno));
+                log_errno("fd %d: write", fd);
             return;
         }
     }
@@ -104,7 +103,7 @@ static void spawn_thread(int fd)
 {
     conn_t *conn = malloc(sizeof *conn);
     if (!conn) {
-        warn("fd %d: out of memory (client dropped)", fd);
+        log_msg("fd %d: out of memory (client dropped)", fd);
         close(fd);
         return;
     }
@@ -118,8 +117,9 @@ static void spawn_thread(int fd)
     pthread_t tid;
     int err = pthread_create(&tid, &thread_attr, client_thread, conn);
     if (err != 0) {
-        /* EAGAIN here is the wall: threads-max, max_map_count, memory. */
-        warn("fd %d: pthread_create: %s (client dropped)", fd, strerror(err));
+        /* EAGAIN here is the wall: the thread limit, max_map_count, memory. */
+        errno = err;
+        log_errno("fd %d: pthread_create (client dropped%s)", fd, task_limit(err, true));
         remove_conn(conn);
     }
 }
@@ -139,21 +139,12 @@ static void stop_threads(void)
 }
 
 /*
- * At the open-file limit accept() fails with EMFILE while the client stays
- * queued; retrying at once would spin. Wait for a client to leave (or a
- * second, since the signal that stops us cannot interrupt this wait).
+ * Only the main thread may take SIGINT/SIGTERM, and this is load-bearing,
+ * not tidiness: the stop works by the handler interrupting the accept() of
+ * the thread it runs on (blocking.h, shut_listener_on_stop). Run on a
+ * worker, it would leave main blocked in accept(). Threads inherit the mask
+ * in force when they are created, so it is set around pthread_create().
  */
-static void wait_for_a_client_to_leave(void)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 1;
-    pthread_mutex_lock(&conns_lock);
-    pthread_cond_timedwait(&conns_changed, &conns_lock, &deadline);
-    pthread_mutex_unlock(&conns_lock);
-}
-
-/* Only the main thread should see SIGINT/SIGTERM; threads inherit this mask. */
 static void block_stop_signals(sigset_t *old_mask)
 {
     sigset_t block;
@@ -179,7 +170,7 @@ static void init_thread_attr(void)
     int err = pthread_attr_setstacksize(&thread_attr, rounded);
     if (err != 0) {
         errno = err;
-        die("pthread_attr_setstacksize %zu", rounded);
+        fatal("pthread_attr_setstacksize %zu", rounded);
     }
 }
 
@@ -203,8 +194,8 @@ int main(int argc, char **argv)
     init_thread_attr();
     raise_open_file_limit(opts.verbose);
     int listen_fd = open_listener(&opts);
-    shut_listener_on_stop(listen_fd);
     announce_listening(listen_fd);
+    shut_listener_on_stop(listen_fd); /* a stop wakes accept(): see blocking.h */
 
     while (!stop_requested) {
         int fd = accept(listen_fd, NULL, NULL);
@@ -213,13 +204,11 @@ int main(int argc, char **argv)
                 break;
             /* A signal, or a client that gave up while queued: keep going. */
             if (errno != EINTR && errno != ECONNABORTED)
-                warn("accept: %s", strerror(errno));
-            if (errno == EMFILE || errno == ENFILE)
-                wait_for_a_client_to_leave();
+                accept_failed(errno); /* EMFILE...: wait a little (blocking.h) */
             continue;
         }
         if (opts.verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
         sigset_t old_mask;
         block_stop_signals(&old_mask);
         spawn_thread(fd);

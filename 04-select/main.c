@@ -24,7 +24,13 @@
  *
  * Next: 05-poll removes the ceiling; the O(n) stays.
  */
-#include "net.h"
+/*
+ * events.h, with net.h under it, holds what 04-07 share and do not teach:
+ * options, listener, signals (the self-pipe that wakes the loop: net.h,
+ * stop_pipe), non-blocking sockets, the table bound (refuse_past), and the
+ * pause of accept() at the fd limit (accept_failed, accept_resume).
+ */
+#include "events.h"
 
 #include <sys/select.h>
 
@@ -39,7 +45,6 @@ typedef struct {
 static conn_t *conns[FD_SETSIZE]; /* by fd: select cannot watch more */
 static char buf[BUF_SIZE];        /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true;     /* false while out of file descriptors */
 static bool verbose;
 
 static fd_set read_set, write_set; /* what we want to hear about, by fd */
@@ -88,7 +93,6 @@ static void stop_watching(conn_t *c)
 
 static void watch_listener(bool on)
 {
-    accepting = on;
     set_interest(listen_fd, on, false);
 }
 
@@ -100,14 +104,14 @@ static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
     ssize_t n = write(c->fd, data, len);
     if (n < 0 && !is_transient(errno)) {
-        warn("fd %d: write: %s", c->fd, strerror(errno));
+        log_errno("fd %d: write", c->fd);
         return false;
     }
     size_t sent = n < 0 ? 0 : (size_t)n;
     if (sent < len) {
         c->pending = malloc(len - sent);
         if (!c->pending) {
-            warn("fd %d: out of memory", c->fd);
+            log_msg("fd %d: out of memory", c->fd);
             return false;
         }
         memcpy(c->pending, data + sent, len - sent);
@@ -126,7 +130,7 @@ static bool on_readable(conn_t *c)
         return false; /* the peer is done sending, and we owe it nothing */
     if (is_transient(errno))
         return true;
-    warn("fd %d: read: %s", c->fd, strerror(errno));
+    log_errno("fd %d: read", c->fd);
     return false;
 }
 
@@ -146,11 +150,10 @@ static void close_conn(conn_t *c)
     conns[c->fd] = NULL;
     close(c->fd);
     if (verbose)
-        warn("fd %d: closed", c->fd);
+        log_msg("fd %d: closed", c->fd);
     free(c->pending);
     free(c);
-    if (!accepting)
-        watch_listener(true); /* a descriptor is free again */
+    accept_resume(); /* a descriptor is free again: events.h */
 }
 
 /*
@@ -169,27 +172,19 @@ static void on_ready(conn_t *c)
 
 /* ---- new connections --------------------------------------------------- */
 
-/* The listener is readable: take every queued connection, until EAGAIN. */
+/* The listener is readable: take the queued connections, until EAGAIN or
+ * ACCEPT_BATCH of them (a connect storm must not starve the clients we have). */
 static void accept_clients(void)
 {
-    for (;;) {
+    for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue; /* a signal, or a client that gave up while queued */
-            if (errno == EMFILE || errno == ENFILE) {
-                /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves, or
-                 * the retry is due (net.h). */
-                note_out_of_fds(errno);
-                watch_listener(false);
-            } else if (!is_transient(errno)) {
-                warn("accept: %s", strerror(errno));
-            } else {
-                note_queue_empty(); /* EAGAIN: all who queued are in */
-                if (!accepting)
-                    watch_listener(true); /* a retry got them: fds are back */
-            }
+            /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
+             * client stays queued and the listener readable, and we would
+             * spin: accept_failed() stops watching it for a while (events.h). */
+            accept_failed(errno);
             return;
         }
         /* FD_SET(fd) would write past the end of the fd_set. */
@@ -199,14 +194,14 @@ static void accept_clients(void)
         if (c)
             *c = (conn_t){.fd = fd};
         if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
-            warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+            log_errno("fd %d: cannot set up connection", fd);
             free(c);
             close(fd);
             continue;
         }
         conns[fd] = c;
         if (verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
     }
 }
 
@@ -219,13 +214,13 @@ int main(int argc, char **argv)
     raise_open_file_limit(verbose); /* past 1024 we refuse cleanly, not EMFILE */
     listen_fd = open_listener(&opts);
     if (listen_fd >= FD_SETSIZE || stop_pipe[0] >= FD_SETSIZE) {
-        warn("listening fd %d is at or above FD_SETSIZE (%d)", listen_fd, FD_SETSIZE);
+        log_msg("listening fd %d is at or above FD_SETSIZE (%d)", listen_fd, FD_SETSIZE);
         exit(1);
     }
     if (set_nonblocking(listen_fd) < 0)
-        die("fcntl O_NONBLOCK");
+        fatal("fcntl O_NONBLOCK");
 
-    watch_listener(true);
+    set_interest(listen_fd, true, false);
     set_interest(stop_pipe[0], true, false); /* wakes us on SIGINT/SIGTERM */
     announce_listening(listen_fd);
 
@@ -233,11 +228,11 @@ int main(int argc, char **argv)
         /* select() overwrites its sets with the answer: pass copies. */
         fd_set readable = read_set, writable = write_set;
         struct timeval retry = {.tv_usec = ms_until_accept_retry() * 1000};
-        int nready = select(max_fd + 1, &readable, &writable, NULL, accepting ? NULL : &retry);
+        int nready = select(max_fd + 1, &readable, &writable, NULL, ms_until_accept_retry() < 0 ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
-            die("select");
+            fatal("select");
         }
         /* The O(n) scan: the answer is a bitmap, so look at every bit. */
         for (int fd = 0; fd <= max_fd && nready > 0; fd++) {
@@ -249,7 +244,7 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (!accepting && ms_until_accept_retry() == 0)
+        if (ms_until_accept_retry() == 0)
             accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 

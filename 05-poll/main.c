@@ -20,7 +20,7 @@
  * Next: 06-kqueue keeps the interest list inside the kernel and returns only
  * the ready events: O(ready), not O(n).
  */
-#include "net.h"
+#include "events.h"
 
 #include <poll.h>
 
@@ -37,7 +37,6 @@ static conn_t **conns;         /* by fd, sized to the open-file limit */
 static long max_fds;           /* the size of conns */
 static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true;  /* false while out of file descriptors */
 static bool verbose;
 
 /* Slot 0 is the listener, slot 1 the stop pipe, then one per connection. */
@@ -96,7 +95,6 @@ static void stop_watching(conn_t *c)
 
 static void watch_listener(bool on)
 {
-    accepting = on;
     pollfds[0].events = on ? POLLIN : 0;
 }
 
@@ -108,14 +106,14 @@ static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
     ssize_t n = write(c->fd, data, len);
     if (n < 0 && !is_transient(errno)) {
-        warn("fd %d: write: %s", c->fd, strerror(errno));
+        log_errno("fd %d: write", c->fd);
         return false;
     }
     size_t sent = n < 0 ? 0 : (size_t)n;
     if (sent < len) {
         c->pending = malloc(len - sent);
         if (!c->pending) {
-            warn("fd %d: out of memory", c->fd);
+            log_msg("fd %d: out of memory", c->fd);
             return false;
         }
         memcpy(c->pending, data + sent, len - sent);
@@ -134,7 +132,7 @@ static bool on_readable(conn_t *c)
         return false; /* the peer is done sending, and we owe it nothing */
     if (is_transient(errno))
         return true;
-    warn("fd %d: read: %s", c->fd, strerror(errno));
+    log_errno("fd %d: read", c->fd);
     return false;
 }
 
@@ -154,11 +152,10 @@ static void close_conn(conn_t *c)
     conns[c->fd] = NULL;
     close(c->fd);
     if (verbose)
-        warn("fd %d: closed", c->fd);
+        log_msg("fd %d: closed", c->fd);
     free(c->pending);
     free(c);
-    if (!accepting)
-        watch_listener(true); /* a descriptor is free again */
+    accept_resume(); /* a descriptor is free again: events.h */
 }
 
 /*
@@ -177,44 +174,37 @@ static void on_ready(conn_t *c)
 
 /* ---- new connections --------------------------------------------------- */
 
-/* The listener is readable: take every queued connection, until EAGAIN. */
+/* The listener is readable: take the queued connections, until EAGAIN or
+ * ACCEPT_BATCH of them (a connect storm must not starve the clients we have). */
 static void accept_clients(void)
 {
-    for (;;) {
+    for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue; /* a signal, or a client that gave up while queued */
-            if (errno == EMFILE || errno == ENFILE) {
-                /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves, or
-                 * the retry is due (net.h). */
-                note_out_of_fds(errno);
-                watch_listener(false);
-            } else if (!is_transient(errno)) {
-                warn("accept: %s", strerror(errno));
-            } else {
-                note_queue_empty(); /* EAGAIN: all who queued are in */
-                if (!accepting)
-                    watch_listener(true); /* a retry got them: fds are back */
-            }
+            /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
+             * client stays queued and the listener readable, and we would
+             * spin: accept_failed() stops watching it for a while (events.h). */
+            accept_failed(errno);
             return;
         }
-        /* A limit raised while we run (prlimit --pid) allows fds past the table. */
-        if (refuse_past(fd, max_fds, "the connection table's size"))
+        /* Past the table (a limit raised while we run: prlimit --pid), or
+         * past what poll() takes (macOS: OPEN_MAX). */
+        if (refuse_past(fd, max_fds, table_limit))
             continue;
         conn_t *c = malloc(sizeof *c);
         if (c)
             *c = (conn_t){.fd = fd};
         if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
-            warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+            log_errno("fd %d: cannot set up connection", fd);
             free(c);
             close(fd);
             continue;
         }
         conns[fd] = c;
         if (verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
     }
 }
 
@@ -224,22 +214,22 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     verbose = opts.verbose;
     install_signal_handlers();
-    conns = new_fd_table(sizeof *conns, &max_fds, verbose);
+    conns = new_fd_table(sizeof *conns, &max_fds, poll_fd_max(), verbose); /* macOS: fewer */
     listen_fd = open_listener(&opts);
     if (set_nonblocking(listen_fd) < 0)
-        die("fcntl O_NONBLOCK");
+        fatal("fcntl O_NONBLOCK");
 
     /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
     if (!add_pollfd(listen_fd, POLLIN) || !add_pollfd(stop_pipe[0], POLLIN))
-        die("realloc pollfds");
+        fatal("realloc pollfds");
     announce_listening(listen_fd);
 
     while (!stop_requested) {
-        int nready = poll(pollfds, npollfds, accepting ? -1 : ms_until_accept_retry());
+        int nready = poll(pollfds, npollfds, ms_until_accept_retry());
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
-            die("poll");
+            fatal("poll");
         }
         /* The O(n) scan, from the end: closing slot i moves the last entry,
          * already scanned, into i, and new clients go on the end unscanned. */
@@ -253,7 +243,7 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (!accepting && ms_until_accept_retry() == 0)
+        if (ms_until_accept_retry() == 0)
             accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 

@@ -24,7 +24,7 @@
  *
  * The wall: none at C10K. What is left is the cost of the work itself.
  */
-#include "net.h"
+#include "events.h"
 
 #include <sys/epoll.h>
 
@@ -40,7 +40,6 @@ static conn_t **conns;         /* by fd, sized to the open-file limit */
 static long max_fds;           /* the size of conns */
 static char buf[BUF_SIZE];     /* one read at a time, shared by all */
 static int listen_fd;
-static bool accepting = true;  /* false while out of file descriptors */
 static bool verbose;
 
 #define MAX_EVENTS 256 /* ready fds taken per epoll_wait(); more wait a turn */
@@ -88,7 +87,6 @@ static void stop_watching(conn_t *c)
 
 static void watch_listener(bool on)
 {
-    accepting = on;
     set_interest(EPOLL_CTL_MOD, listen_fd, on ? EPOLLIN : 0);
 }
 
@@ -100,14 +98,14 @@ static bool send_or_keep(conn_t *c, const char *data, size_t len)
 {
     ssize_t n = write(c->fd, data, len);
     if (n < 0 && !is_transient(errno)) {
-        warn("fd %d: write: %s", c->fd, strerror(errno));
+        log_errno("fd %d: write", c->fd);
         return false;
     }
     size_t sent = n < 0 ? 0 : (size_t)n;
     if (sent < len) {
         c->pending = malloc(len - sent);
         if (!c->pending) {
-            warn("fd %d: out of memory", c->fd);
+            log_msg("fd %d: out of memory", c->fd);
             return false;
         }
         memcpy(c->pending, data + sent, len - sent);
@@ -126,7 +124,7 @@ static bool on_readable(conn_t *c)
         return false; /* the peer is done sending, and we owe it nothing */
     if (is_transient(errno))
         return true;
-    warn("fd %d: read: %s", c->fd, strerror(errno));
+    log_errno("fd %d: read", c->fd);
     return false;
 }
 
@@ -146,11 +144,10 @@ static void close_conn(conn_t *c)
     conns[c->fd] = NULL;
     close(c->fd);
     if (verbose)
-        warn("fd %d: closed", c->fd);
+        log_msg("fd %d: closed", c->fd);
     free(c->pending);
     free(c);
-    if (!accepting)
-        watch_listener(true); /* a descriptor is free again */
+    accept_resume(); /* a descriptor is free again: events.h */
 }
 
 /*
@@ -169,44 +166,36 @@ static void on_ready(conn_t *c)
 
 /* ---- new connections --------------------------------------------------- */
 
-/* The listener is readable: take every queued connection, until EAGAIN. */
+/* The listener is readable: take the queued connections, until EAGAIN or
+ * ACCEPT_BATCH of them (a connect storm must not starve the clients we have). */
 static void accept_clients(void)
 {
-    for (;;) {
+    for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue; /* a signal, or a client that gave up while queued */
-            if (errno == EMFILE || errno == ENFILE) {
-                /* The client stays queued and the listener readable: we
-                 * would spin. Stop watching it until a client leaves, or
-                 * the retry is due (net.h). */
-                note_out_of_fds(errno);
-                watch_listener(false);
-            } else if (!is_transient(errno)) {
-                warn("accept: %s", strerror(errno));
-            } else {
-                note_queue_empty(); /* EAGAIN: all who queued are in */
-                if (!accepting)
-                    watch_listener(true); /* a retry got them: fds are back */
-            }
+            /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
+             * client stays queued and the listener readable, and we would
+             * spin: accept_failed() stops watching it for a while (events.h). */
+            accept_failed(errno);
             return;
         }
         /* A limit raised while we run (prlimit --pid) allows fds past the table. */
-        if (refuse_past(fd, max_fds, "the connection table's size"))
+        if (refuse_past(fd, max_fds, table_limit))
             continue;
         conn_t *c = malloc(sizeof *c);
         if (c)
             *c = (conn_t){.fd = fd};
         if (!c || set_nonblocking(fd) < 0 || !start_watching(c)) {
-            warn("fd %d: cannot set up connection: %s", fd, strerror(errno));
+            log_errno("fd %d: cannot set up connection", fd);
             free(c);
             close(fd);
             continue;
         }
         conns[fd] = c;
         if (verbose)
-            warn("fd %d: connected", fd);
+            log_msg("fd %d: connected", fd);
     }
 }
 
@@ -216,27 +205,27 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL, NULL, NULL);
     verbose = opts.verbose;
     install_signal_handlers();
-    conns = new_fd_table(sizeof *conns, &max_fds, verbose);
+    conns = new_fd_table(sizeof *conns, &max_fds, LONG_MAX, verbose);
     listen_fd = open_listener(&opts);
     if (set_nonblocking(listen_fd) < 0)
-        die("fcntl O_NONBLOCK");
+        fatal("fcntl O_NONBLOCK");
     epoll_fd = epoll_create1(0);
     if (epoll_fd < 0)
-        die("epoll_create1");
+        fatal("epoll_create1");
 
     /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
     if (!set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN) ||
         !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN))
-        die("epoll_ctl");
+        fatal("epoll_ctl");
     announce_listening(listen_fd);
 
     while (!stop_requested) {
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, accepting ? -1 : ms_until_accept_retry());
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, ms_until_accept_retry());
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
-            die("epoll_wait");
+            fatal("epoll_wait");
         }
         /* O(ready): every entry is an fd with something to do. epoll gives
          * an fd at most once per batch and only its own handler closes it,
@@ -248,7 +237,7 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (!accepting && ms_until_accept_retry() == 0)
+        if (ms_until_accept_retry() == 0)
             accept_clients(); /* out of fds a while: try again, however busy we are */
     }
 

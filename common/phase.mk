@@ -18,10 +18,10 @@ DEV_CFLAGS    = $(WARN) -g -O1 -fno-omit-frame-pointer $(SAN)
 RELEASE_FLAGS = $(WARN) -O2
 PHASE_CPPFLAGS = -I../common $(SHIM_CPPFLAGS)
 
-server: main.c ../common/net.h $(EXTRA_DEPS)
+server: main.c ../common/net.h ../common/blocking.h ../common/events.h $(EXTRA_DEPS)
 	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(DEV_CFLAGS) $(CFLAGS) -o server main.c $(SAN) $(LDFLAGS) $(LDLIBS)
 
-server-release: main.c ../common/net.h $(EXTRA_DEPS)
+server-release: main.c ../common/net.h ../common/blocking.h ../common/events.h $(EXTRA_DEPS)
 	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o server-release main.c $(LDFLAGS) $(LDLIBS)
 
 wall: server-release

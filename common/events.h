@@ -1,0 +1,151 @@
+/*
+ * events.h - for the event-loop rungs, 04-07, on top of net.h.
+ *
+ * What a one-thread event loop needs and the blocking rungs do not:
+ * non-blocking sockets, a table of connections indexed by fd with the bound
+ * that keeps an fd from landing past its end, and pausing accept() when it
+ * fails in a way the next try would repeat. How the loop waits stays in
+ * each main.c; the state of the pause lives only here, and the rung
+ * supplies watch_listener(), which events.h calls to start or stop
+ * watching the listening socket.
+ */
+#ifndef LADDER_EVENTS_H
+#define LADDER_EVENTS_H
+
+#include "net.h"
+
+static void watch_listener(bool on); /* each event rung defines it */
+
+/* On a non-blocking socket these mean "not now", never "this peer failed". */
+static inline bool is_transient(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
+static inline int set_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/* ---- the table of connections ------------------------------------------ */
+
+/*
+ * How many fds may one poll() watch here? XNU's poll() fails with EINVAL
+ * when nfds exceeds OPEN_MAX (10240), whatever the open-file limit
+ * (bsd/kern/sys_generic.c); Linux and FreeBSD refuse only more than
+ * RLIMIT_NOFILE, which the table below follows already. kevent() and
+ * epoll_wait() have no such limit.
+ */
+static inline long poll_fd_max(void)
+{
+#ifdef __APPLE__
+    return OPEN_MAX;
+#else
+    return LONG_MAX;
+#endif
+}
+
+/* What a refused connection's line names as the table's end. */
+static const char *table_limit = "the connection table's size";
+
+/*
+ * 05-07 find a connection by its fd in a table with one slot for every fd
+ * the open-file limit allows (raised first, and capped), or fewer if the
+ * wait call takes fewer (`most`: 05 passes poll_fd_max()). Returns the
+ * zeroed table and its number of slots. The stop pipe, made earlier, is
+ * looked up like any fd: should inherited descriptors have pushed it past
+ * a limit lowered to the ceiling, the table grows to cover it.
+ */
+static inline void *new_fd_table(size_t slot_size, long *slots, long most, bool verbose)
+{
+    *slots = raise_open_file_limit(verbose);
+    if (*slots > most)
+        *slots = most, table_limit = "OPEN_MAX, the most fds poll() takes on macOS";
+    if (*slots <= stop_pipe[0])
+        *slots = stop_pipe[0] + 1L;
+    void *table = calloc((size_t)*slots, slot_size);
+    if (!table)
+        fatal("calloc: a table of %ld connections", *slots);
+    return table;
+}
+
+/*
+ * An fd past the end of the table (04: FD_SETSIZE) must be refused: FD_SET()
+ * or conns[fd] would write past the end. For 05-07 that happens when the
+ * limit is raised while the server runs (prlimit --pid, as root). One line
+ * per run of refusals, not per client: refused clients may well reconnect.
+ */
+static inline bool refuse_past(int fd, long slots, const char *table)
+{
+    static bool logged; /* until an fd fits again */
+    if (fd < slots)
+        return logged = false;
+    if (!logged)
+        log_msg("fd %d: at or above %s (%ld): connection refused, and the next ones too until one fits",
+                fd, table, slots);
+    logged = true;
+    close(fd);
+    return true;
+}
+
+/* ---- pausing accept() ---------------------------------------------------- */
+
+/*
+ * Out of descriptors, accept() fails (EMFILE: our limit; ENFILE: the
+ * system's) but leaves the client queued, so a level-triggered listener
+ * stays ready and the loop would spin; short of kernel memory (ENOBUFS,
+ * ENOMEM) the next try fails just the same. So the loop stops watching the
+ * listener until one of its clients leaves, and, since the shortage may end
+ * elsewhere (another process, for ENFILE), also retries ACCEPT_RETRY_MS
+ * later. The retry is due at a fixed time, checked at every wakeup: a
+ * time-out that restarts with each wait would never run out while a client
+ * chatters. One line per episode; an episode ends when accept() says EAGAIN.
+ */
+static struct {
+    bool paused;        /* the listener is not watched */
+    bool logged;        /* this episode's line is out */
+    long long retry_ms; /* when to try again, in monotonic_ms() */
+} accept_pause;
+
+/*
+ * And however readable the listener, one wakeup takes at most ACCEPT_BATCH
+ * connections: in a connect storm accept() would otherwise keep the loop
+ * while its clients wait. Level-triggered, the listener is reported again.
+ */
+#define ACCEPT_BATCH 64
+
+/* A client left, so a descriptor is free: watch the listener again. */
+static inline void accept_resume(void)
+{
+    if (accept_pause.paused)
+        watch_listener(true);
+    accept_pause.paused = false;
+}
+
+/* accept() failed with err, other than EINTR or ECONNABORTED. */
+static inline void accept_failed(int err)
+{
+    if (is_transient(err)) { /* EAGAIN: all who queued are in */
+        accept_pause.logged = false;
+        accept_resume();
+        return;
+    }
+    errno = err;
+    if (!accept_pause.logged)
+        log_errno("accept (pausing until a client leaves, retrying every %d ms)", ACCEPT_RETRY_MS);
+    if (!accept_pause.paused)
+        watch_listener(false);
+    accept_pause.paused = accept_pause.logged = true;
+    accept_pause.retry_ms = monotonic_ms() + ACCEPT_RETRY_MS;
+}
+
+/* The wait's time-out: -1 (none) while accepting, else the ms until the
+ * retry is due, 0 once it is. */
+static inline int ms_until_accept_retry(void)
+{
+    long long ms = accept_pause.retry_ms - monotonic_ms();
+    return !accept_pause.paused ? -1 : ms > 0 ? (int)ms : 0;
+}
+
+#endif /* LADDER_EVENTS_H */

@@ -1,0 +1,99 @@
+/*
+ * fault.c - libladder_fault.so, preloaded into a server by a few tests to
+ * make one call fail the way a loaded or limited system would, on demand.
+ *
+ * The file named by LADDER_FAULT_FILE holds one line, "CALL WHAT", and is
+ * read at every call of CALL, so the test can start and end the fault while
+ * the server runs:
+ *   accept ENOBUFS | ENOMEM | EMFILE   accept() fails with that errno
+ *   fork EAGAIN                        fork() fails (a process limit)
+ *   pthread_create EAGAIN              pthread_create() fails (a thread limit)
+ *   getsockname SIGTERM                SIGTERM arrives just before getsockname()
+ * An empty or missing file: every call goes through. Linux (glibc) only;
+ * it is not built with the sanitizers, and the sanitizer runtimes it sits in
+ * front of need ASAN_OPTIONS=verify_asan_link_order=0.
+ */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* The errno (or signal) the control file asks `call` to fail with; 0: none. */
+static int fault_for(const char *call)
+{
+    static const struct {
+        const char *name;
+        int value;
+    } whats[] = {{"ENOBUFS", ENOBUFS}, {"ENOMEM", ENOMEM}, {"EMFILE", EMFILE},
+                 {"EAGAIN", EAGAIN},   {"SIGTERM", SIGTERM}};
+    const char *path = getenv("LADDER_FAULT_FILE");
+    char line[64] = "";
+    int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        ssize_t n = read(fd, line, sizeof line - 1);
+        line[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    errno = saved;
+    size_t len = strlen(call);
+    if (strncmp(line, call, len) != 0 || line[len] != ' ')
+        return 0;
+    for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++)
+        if (strncmp(line + len + 1, whats[i].name, strlen(whats[i].name)) == 0)
+            return whats[i].value;
+    return 0;
+}
+
+int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    static int (*next)(int, struct sockaddr *, socklen_t *);
+    int err = fault_for("accept");
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "accept");
+    return next(fd, addr, len);
+}
+
+pid_t fork(void)
+{
+    static pid_t (*next)(void);
+    int err = fault_for("fork");
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+    return next();
+}
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    int err = fault_for("pthread_create");
+    if (err)
+        return err;
+    if (!next)
+        next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+            RTLD_NEXT, "pthread_create");
+    return next(t, attr, fn, arg);
+}
+
+int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    static int (*next)(int, struct sockaddr *, socklen_t *);
+    if (fault_for("getsockname") == SIGTERM)
+        raise(SIGTERM);
+    if (!next)
+        next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "getsockname");
+    return next(fd, addr, len);
+}
