@@ -309,6 +309,7 @@ static void start_message(pool_t *p, conn_t *c, uint64_t due_ns)
     c->in_window = p->window_end && due_ns >= p->window_start && due_ns < p->window_end;
     uint64_t now = now_ns();
     p->n.sends += p->window_end && now >= p->window_start && now < p->window_end;
+    p->sent_after_end += p->window_open && now >= p->window_end;
     p->busy++;
     send_more(p, c);
     if (c->state == CONN_BUSY)
@@ -372,6 +373,8 @@ static void complete_message(pool_t *p, conn_t *c)
     if (t <= p->window_end && p->window_end) { /* msgs: echoes inside the window only */
         p->n.round_trips++;
         c->window_echoes++;
+    } else if (p->window_open) {
+        p->done_after_end++; /* in flight when the window closed, back just after */
     }
     c->msg++;
     c->state = CONN_IDLE;
@@ -384,7 +387,7 @@ static void complete_message(pool_t *p, conn_t *c)
     }
     if (c->active && p->rate > 0)
         send_if_due(p, c, t); /* its backlog, in order */
-    else if (c->active && p->issuing)
+    else if (c->active && p->issuing && t < p->window_end)
         start_message(p, c, t);
     if (c->state == CONN_IDLE)
         watch(p, c);
@@ -661,7 +664,8 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
 {
     hist_clear(p->rtt_ns);
     p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
-    p->n.in_flight_at_end = 0;
+    p->n.in_flight_at_end = p->done_after_end = p->sent_after_end = 0;
+    p->window_open = true;
     for (size_t i = 0; i < p->count; i++)
         p->conns[i].window_echoes = 0;
     uint64_t start = now_ns();
@@ -690,10 +694,13 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
         }
         poll_once(p, until);
     }
-    if (p->rate > 0)
-        run_schedule(p, now_ns()); /* the slots due in the window's last wait */
-    p->issuing = false;
-    p->n.in_flight_at_end = p->busy;
+    /*
+     * The last batch of events was handled a moment after window_end: echoes
+     * that came back then were still out at window_end, messages sent then
+     * were not.
+     */
+    p->issuing = p->window_open = false;
+    p->n.in_flight_at_end = p->busy + p->done_after_end - p->sent_after_end;
     p->n.window_ns = p->window_end > start ? p->window_end - start : 0;
     if (p->window_end < start + duration_ns)
         p->timed_out = true; /* --timeout cut the window short */

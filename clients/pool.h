@@ -137,6 +137,9 @@ typedef struct {
     conn_t **slots;        /* open loop: the active connections, by slot_index */
     size_t slot_count;     /* how many */
     uint64_t next_slot;    /* open loop: the first slot of the schedule not yet visited */
+    bool window_open;      /* pool_window is running */
+    size_t done_after_end; /* echoes back after window_end while pool_window ran */
+    size_t sent_after_end; /* messages sent after window_end while pool_window ran */
     bool timed_out;        /* the overall deadline passed */
     char first_error[256]; /* the first failure, for the one-line summary */
     uint8_t *send_buf;     /* outgoing bytes, generated just before write() */
