@@ -4,21 +4,28 @@
  * and exit with the status it promises?
  *
  *   loadgen_tests LOADGEN FAKE_SERVER BACKEND CASE
+ *   loadgen_tests --under-nofile LIMIT HELD PROGRAM ARGS...   (used by client-emfile)
  *
  * Each case starts fake_server (see fake_server.c) with a fault, runs
  * loadgen against it once with --json and once with --csv (a fresh server
  * each time, since some faults end the server), and checks the exit status,
  * the number of results, and expectations on the last result, written as
- * "key=value" (value as printed; empty for null) or "key>number". Both
- * formats must give the same keys in the same order. BACKEND is the event
- * loop the binary was built with ("epoll", "poll", "kqueue"), expected in
+ * "key=value" (value as printed; empty for null), "key>number" or
+ * "key<number" (a number: null fails both). Both formats must give the same
+ * keys in the same order, and every result must keep the invariants that
+ * hold whatever the timing (check_invariants). BACKEND is the event loop the
+ * binary was built with ("epoll", "poll", "kqueue"), expected in
  * client_loop.
  *
  * Every fault is tied to byte offsets, not to time, so the counts are exact
- * on any machine; the only times here are generous time-outs.
+ * on any machine. The few timed cases (pause, late, fork-cpu, the time-out
+ * bounds) compare against a delay the fake server itself imposes, with
+ * margins wide enough for a loaded 2-core machine and a sanitizer build.
  */
 #include "harness.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,16 +33,19 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include "../clients/stats.h"
 
 /* A loadgen run that takes longer than this has hung. */
 #define RUN_TIMEOUT_S 60.0
 
-#define MAX_KEYS 64
+#define MAX_KEYS 80
 #define MAX_ROWS 8
-#define MAX_ARGS 24
+#define MAX_ARGS 32
 
-static const char *loadgen_bin, *fake_bin, *backend;
+static const char *loadgen_bin, *fake_bin, *backend, *self_bin;
 
 /* ---- results ----------------------------------------------------------- */
 
@@ -145,7 +155,7 @@ static int parse_output(char *out, bool csv, record_t *rows, int max)
 static bool check_expectation(const record_t *r, const char *e, const char *format)
 {
     char key[48];
-    size_t len = strcspn(e, "=>");
+    size_t len = strcspn(e, "=><");
     snprintf(key, sizeof key, "%.*s", (int)len, e);
     const char *want = e[len] ? e + len + 1 : "";
     if (strcmp(want, "BACKEND") == 0)
@@ -155,6 +165,9 @@ static bool check_expectation(const record_t *r, const char *e, const char *form
         return expect(false, "%s: key %s is missing", format, key);
     if (e[len] == '>')
         return expect(*got && strtod(got, NULL) > strtod(want, NULL), "%s: %s = %s (want > %s)",
+                      format, key, *got ? got : "null", want);
+    if (e[len] == '<')
+        return expect(*got && strtod(got, NULL) < strtod(want, NULL), "%s: %s = %s (want < %s)",
                       format, key, *got ? got : "null", want);
     return expect(strcmp(got, want) == 0, "%s: %s = %s (want %s)", format, key,
                   *got ? got : "null", *want ? want : "null");
@@ -172,6 +185,54 @@ static void check_rate(const record_t *r, const char *format)
            format, rate, msgs, window);
 }
 
+/* A key's value as a number; NAN when missing or null. */
+static double number_of(const record_t *r, const char *key)
+{
+    const char *v = value_of(r, key);
+    return v && *v ? strtod(v, NULL) : NAN;
+}
+
+/*
+ * What must hold in every run, whatever the timing:
+ *   - echoes per connection: min <= p50 <= max, and the sum of the minimum
+ *     over the served connections is at most msgs;
+ *   - a closed-loop c10k run without faults: every byte verified belongs to
+ *     a whole echo, one per connection before the window, msgs inside it
+ *     and in_flight_at_end in the drain, so
+ *     bytes_verified == size * (served + msgs + in_flight_at_end);
+ *   - a hold run without faults: bytes_verified == size * served;
+ *   - saturated is "client" exactly when client_cpu_pct >= 90.
+ */
+static void check_invariants(const record_t *r, const char *format)
+{
+    const char *mode = value_of(r, "mode"), *error = value_of(r, "error");
+    if (!mode)
+        return;
+    double min = number_of(r, "echoes_per_conn_min"), p50 = number_of(r, "echoes_per_conn_p50");
+    double max = number_of(r, "echoes_per_conn_max"), msgs = number_of(r, "msgs");
+    double served = number_of(r, "served"), size = number_of(r, "size");
+    double bytes = number_of(r, "bytes_verified");
+    if (!isnan(min))
+        expect(min <= p50 && p50 <= max && min * served <= msgs,
+               "%s: echoes per connection %g <= %g <= %g, %g x %g served <= msgs %g", format, min,
+               p50, max, min, served, msgs);
+    bool clean = error && !*error;
+    if (strcmp(mode, "c10k") == 0 && clean && !*value_of(r, "rate_offered")) {
+        double in_flight = number_of(r, "in_flight_at_end");
+        expect(bytes == size * (served + msgs + in_flight),
+               "%s: bytes_verified %.0f == size %g x (served %g + msgs %g + in flight %g)", format,
+               bytes, size, served, msgs, in_flight);
+    }
+    if (strcmp(mode, "hold") == 0 && clean)
+        expect(bytes == size * served, "%s: bytes_verified %.0f == size %g x served %g", format,
+               bytes, size, served);
+    const char *saturated = value_of(r, "saturated");
+    double client_pct = number_of(r, "client_cpu_pct");
+    if (saturated && !isnan(client_pct))
+        expect((strcmp(saturated, "client") == 0) == (client_pct >= 90.0),
+               "%s: saturated = %s with client_cpu_pct %g", format, saturated, client_pct);
+}
+
 /* ---- cases ------------------------------------------------------------- */
 
 typedef struct {
@@ -181,9 +242,15 @@ typedef struct {
     int exit_code;
     int rows;              /* results printed */
     const char *want[24];  /* expectations on the last result, NULL-terminated */
+    double max_s;          /* > 0: each loadgen run must end within this many seconds */
+    const char *env;       /* "NAME=VALUE" set for loadgen, or NULL */
+    int nofile, held;      /* > 0: loadgen runs under RLIMIT_NOFILE nofile, with `held` fds open */
 } case_t;
 
 #define N20 "-n", "20", "--duration", "0.5"
+
+/* Most cases leave the trailing fields (max_s, env, nofile) at zero. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static const case_t CASES[] = {
     {"correct", {"--mode", "echo"}, {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
@@ -213,7 +280,61 @@ static const case_t CASES[] = {
      {"requested=20", "established=0", "served=0", "failed=20", "connect_failed=20",
       "msgs=0", "error=not served"}},
     {"timeout-window", {"--mode", "echo"}, {"c10k", "-n", "5", "--duration", "30", "--timeout",
-     "1"}, 1, 1, {"served=5", "lost=0", "msgs>0", "window_s>0.5", "error=timeout"}},
+     "1"}, 1, 1, {"served=5", "lost=0", "msgs>0", "window_s>0.9", "window_s<1.0001",
+     "error=timeout"}, .max_s = 1.6},
+    /* A duplicated echo: while nothing is owed (open loop, between sends) it is duplicated... */
+    {"duplicate", {"--mode", "dup", "--every", "10", "--after", "300"},
+     {"c10k", "-n", "20", "--duration", "1", "--rate", "200"}, 1, 1,
+     {"served=20", "duplicated=128", "corrupt=0", "lost=0", "error=duplicated"}},
+    /* ...while the next message is already out (closed loop) it is a wrong echo. */
+    {"duplicate-closed-loop", {"--mode", "dup", "--every", "10", "--after", "1000"},
+     {"c10k", N20}, 1, 1, {"served=20", "corrupt=2", "lost=0", "error=corrupt"}},
+    {"extra-after-last", {"--mode", "extra", "--every", "10"}, {"c10k", N20}, 1, 1,
+     {"served=20", "corrupt=0", "lost=0", "timed_out=0", "duplicated=36", "msgs>0",
+      "error=duplicated"}},
+    {"swap", {"--mode", "swap", "--every", "10", "--after", "1000"}, {"c10k", N20}, 1, 1,
+     {"served=20", "corrupt>1", "error=corrupt"}},
+    /* One connection in ten answers nothing for 1.5 s: inside a 0.5 s window, no progress. */
+    {"late-conn", {"--mode", "late", "--every", "10", "--after", "64", "--delay", "1500"},
+     {"c10k", N20}, 0, 1,
+     {"served=20", "lost=0", "corrupt=0", "echoes_per_conn_min=0", "echoes_per_conn_max>10",
+      "in_flight_at_end>1", "msgs>0", "error="}},
+    /* 200 ms pauses each second: arrivals keep coming in an open loop, so p99 holds them... */
+    {"pause-open-loop", {"--mode", "pause", "--delay", "200"},
+     {"c10k", "-n", "10", "--duration", "3", "--rate", "1000"}, 0, 1,
+     {"served=10", "rate_offered=1000.0", "rtt_p99_us>150000", "rtt_p99_us<400000",
+      "rtt_max_us>150000", "lost=0", "error="}},
+    /* ...a closed loop stops asking while it waits: the pauses are a few samples, in max only. */
+    {"pause-closed-loop", {"--mode", "pause", "--delay", "200"},
+     {"c10k", "-n", "10", "--duration", "3"}, 0, 1,
+     {"served=10", "rate_offered=", "rtt_p99_us<50000", "rtt_max_us>150000", "lost=0",
+      "error="}},
+    {"open-loop-correct", {"--mode", "echo"},
+     {"c10k", "-n", "20", "--duration", "1", "--rate", "400", "--server-pid", "SERVER_PID"}, 0,
+     1, {"served=20", "rate_offered=400.0", "rate_achieved>360", "rate_achieved<440",
+         "msgs>360", "msgs<440", "echoes_per_conn_min>15", "echoes_per_conn_max<25",
+         "late_sends<100", "schedule_lag_ms_max>-1", "in_flight_at_end<21", "rtt_p999_us>0",
+         "server_cpu_pct>0", "client_cpu_pct<90", "saturated=none", "error="}},
+    /* Each child burns 1000 us of CPU per message: the tree's CPU per message must show it. */
+    {"fork-cpu", {"--mode", "fork", "--busy-us", "1000"},
+     {"c10k", "-n", "2", "--duration", "1", "--server-pid", "SERVER_PID"}, 0, 1,
+     {"served=2", "server_procs=3", "server_cpu_us_per_msg>950", "server_cpu_us_per_msg<1500",
+      "msgs>100", "error="}},
+    {"client-emfile", {"--mode", "echo"}, {"c10k", "-n", "30", "--duration", "0.3"}, 1, 1,
+     {"requested=30", "client_errors>0", "connect_failed=0", "refused=0", "lost=0",
+      "error=client"}, .nofile = 64, .held = 40},
+    /* Off Linux loadgen connects from 127.0.0.1 only; on Linux from 127.0.0.2 and up. */
+    {"portable", {"--mode", "echo", "--only-from", "127.0.0.1"},
+     {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
+     {"served=20", "msgs>0", "server_cpu_ms=", "server_rss_kb=", "server_pss_kb=",
+      "server_cpu_pct=", "saturated=", "connect_window=128", "error="},
+     .env = "LADDER_FORCE_PORTABLE=1"},
+    {"source-spread", {"--mode", "echo", "--only-from", "127.0.0.1"}, {"c10k", N20}, 1, 1,
+     {"served=0", "refused=20", "error=not served"}},
+    {"hold-portable", {"--mode", "echo"},
+     {"hold", "-n", "10", "--duration", "0.3", "--server-pid", "SERVER_PID"}, 0, 1,
+     {"served=10", "server_procs=", "server_footprint_kb=", "connect_window=128", "error="},
+     .env = "LADDER_FORCE_PORTABLE=1"},
     {"hold-close", {"--mode", "close", "--every", "5", "--after", "64"},
      {"hold", "-n", "10", "--duration", "0.5"}, 1, 1,
      {"served=10", "failed=0", "lost=2", "still_open=8", "error=lost"}},
@@ -224,7 +345,16 @@ static const case_t CASES[] = {
      {"served=10", "lost=0", "still_open=10", "server_procs=1", "server_rss_kb>0", "error="}},
     {"stall-correct", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 0, 1,
      {"stalled=false", "connect_failed=0", "refused=0", "unanswered=0", "corrupt=0",
-      "held_ms>150", "client_loop=BACKEND", "error="}},
+      "duplicated=0", "held_ms>150", "wait_ms<100", "client_loop=BACKEND", "error="}},
+    /* A server that serves one client at a time answers B only once A has left. */
+    {"stall-serial", {"--mode", "serial"}, {"stall", "--hold", "0.3"}, 0, 1,
+     {"stalled=true", "wait_ms>290", "wait_ms<600", "after_close_ms>-0.001",
+      "after_close_ms<100", "held_ms>299", "held_ms<400", "corrupt=0", "duplicated=0",
+      "error="}},
+    {"stall-duplicate", {"--mode", "dup", "--after", "3"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"corrupt=0", "duplicated=20", "wait_ms>0", "error=duplicated"}},
+    {"stall-extra", {"--mode", "extra", "--every", "2"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"corrupt=0", "duplicated=18", "error=duplicated"}},
     {"stall-corrupt", {"--mode", "corrupt", "--after", "3"}, {"stall", "--hold", "0.2"}, 1, 1,
      {"corrupt=1", "wait_ms=", "stalled=", "error=corrupt"}},
     {"stall-never-answer", {"--mode", "silent"}, {"stall", "--hold", "0.2", "--timeout", "1"},
@@ -234,7 +364,8 @@ static const case_t CASES[] = {
     {"stall-refused", {NULL}, {"stall", "--hold", "0.2"}, 1, 1,
      {"connect_failed=1", "wait_ms=", "error=connect failed"}},
     {"stall-timeout", {"--mode", "echo"}, {"stall", "--hold", "30", "--timeout", "0.5"}, 1, 1,
-     {"stalled=false", "unanswered=0", "held_ms>0", "error=timeout"}},
+     {"stalled=false", "unanswered=0", "held_ms>450", "held_ms<600", "error=timeout"},
+     .max_s = 1.2},
     {"scan-correct", {"--mode", "echo"},
      {"scan", "--idle", "0,5", "--duration", "0.3", "--server-pid", "SERVER_PID"}, 0, 2,
      {"idle=5", "idle_open=5", "requested=6", "served=6", "lost=0", "round_trips>0",
@@ -280,6 +411,17 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
 
     const char *args[MAX_ARGS];
     int k = 0;
+    char limit[16], held[16];
+    const char *program = loadgen_bin;
+    if (c->nofile > 0) { /* through --under-nofile, below */
+        snprintf(limit, sizeof limit, "%d", c->nofile);
+        snprintf(held, sizeof held, "%d", c->held);
+        args[k++] = "--under-nofile";
+        args[k++] = limit;
+        args[k++] = held;
+        args[k++] = loadgen_bin;
+        program = self_bin;
+    }
     for (int i = 0; c->args[i] && k < MAX_ARGS - 4; i++)
         args[k++] = strcmp(c->args[i], "SERVER_PID") == 0 ? pid : c->args[i];
     args[k++] = "-p";
@@ -290,9 +432,15 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
     run_result_t r;
     int n = -1;
     const char *format = csv ? "csv" : "json";
-    if (run_to_exit(loadgen_bin, args, RUN_TIMEOUT_S, &r)) {
+    double started = now_s();
+    bool ran = run_to_exit(program, args, RUN_TIMEOUT_S, &r);
+    double took = now_s() - started;
+    if (ran) {
         expect(r.exited && r.code == c->exit_code, "%s: loadgen exit status %d (want %d)", format,
                r.exited ? r.code : -1, c->exit_code);
+        if (c->max_s > 0)
+            expect(took < c->max_s, "%s: loadgen took %.2f s (want < %.2f s)", format, took,
+                   c->max_s);
         if (c->exit_code != 0)
             expect(strncmp(r.err, "loadgen: ", 9) == 0, "%s: stderr says why: %.*s", format,
                    (int)strcspn(r.err, "\n"), r.err);
@@ -322,6 +470,10 @@ static void run_case(const case_t *c)
     }
     check_rate(&json[nj - 1], "json");
     check_rate(&csv[nc - 1], "csv");
+    for (int i = 0; i < nj; i++)
+        check_invariants(&json[i], "json");
+    for (int i = 0; i < nc; i++)
+        check_invariants(&csv[i], "csv");
 
     bool same = json[0].count == csv[0].count;
     for (int i = 0; same && i < json[0].count; i++)
@@ -357,6 +509,11 @@ static const char *const BAD[][8] = {
     {"hold", "-n", "5", "-p", "70000"},
     {"hold", "-n", "5", "--bogus"},
     {"hold", "-n", "5", "--cpu", "-1"},
+    {"hold", "-n", "5", "--rate", "10"},
+    {"c10k", "-n", "5", "--rate", "0"},
+    {"c10k", "-n", "5", "--rate", "x"},
+    {"c10k", "-n", "5", "--rate", "-3"},
+    {"scan", "--idle", "1", "--rate", "10"},
 };
 
 static void bad_args(void)
@@ -379,8 +536,95 @@ static void bad_args(void)
     }
 }
 
+/* ---- the histogram ----------------------------------------------------- */
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * loadgen's latency histogram against exact percentiles of the same
+ * samples: within 1 % everywhere from nanoseconds to minutes, buckets that
+ * tile the number line, and a constant size.
+ */
+static void histogram_accuracy(void)
+{
+    enum { N = 200000 };
+    static histogram_t h;
+    static uint64_t v[N];
+    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    for (int shape = 0; shape < 3; shape++) {
+        hist_clear(&h);
+        for (int i = 0; i < N; i++) {
+            uint64_t r = rng_next(&state);
+            /* uniform 0..10 ms; log-uniform 1 ns..100 s; a bimodal stall */
+            v[i] = shape == 0 ? r % 10000000u
+                 : shape == 1 ? (uint64_t)pow(10.0, (double)(r % 11000000u) / 1e6)
+                              : (i % 50 == 0 ? 200000000u + r % 1000000u : 50000u + r % 20000u);
+            hist_add(&h, v[i]);
+        }
+        qsort(v, N, sizeof *v, compare_u64);
+        const double ps[] = {1, 50, 90, 99, 99.9, 99.99, 100};
+        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+            size_t rank = (size_t)ceil(ps[k] / 100.0 * N);
+            double exact = (double)v[rank - 1], got = hist_percentile(&h, ps[k]);
+            expect(fabs(got - exact) <= 0.01 * exact + 0.5,
+                   "shape %d: p%g = %.1f, exact %.1f (relative error %.4f)", shape, ps[k], got,
+                   exact, exact > 0 ? fabs(got - exact) / exact : 0);
+        }
+        expect(h.total == N && h.max == v[N - 1] && h.min == v[0], "shape %d: count, min, max",
+               shape);
+    }
+    uint64_t next = 0;
+    size_t b = 0, bad = HIST_BUCKETS;
+    for (; b < HIST_BUCKETS && bad == HIST_BUCKETS; b++) {
+        uint64_t lo, hi;
+        hist_bucket_bounds(b, &lo, &hi);
+        if (lo != next || hi < lo || hist_bucket_of(lo) != b || hist_bucket_of(hi) != b ||
+            (lo >= 256 && (double)(hi - lo + 1) > (double)lo / 128.0))
+            bad = b;
+        else if (hi == UINT64_MAX)
+            break;
+        next = hi + 1;
+    }
+    expect(bad == HIST_BUCKETS && b < HIST_BUCKETS,
+           "buckets tile 0 .. 2^64 - 1, each at most 1/128 of its lowest value wide (first bad: "
+           "%zu of %u)", bad, (unsigned)HIST_BUCKETS);
+}
+
+/*
+ * --under-nofile LIMIT HELD PROGRAM ARGS...: run PROGRAM with its soft and
+ * hard RLIMIT_NOFILE at LIMIT and HELD descriptors already open (inherited,
+ * as from a shell that leaked them), so that loadgen passes its own
+ * up-front check and then meets EMFILE for real, mid-run.
+ */
+static int under_nofile(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    rlim_t limit = (rlim_t)atol(argv[2]);
+    int held = atoi(argv[3]);
+    struct rlimit rl = {limit, limit};
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        perror("loadgen_tests: setrlimit");
+        return 2;
+    }
+    for (int i = 0; i < held; i++)
+        if (open("/dev/null", O_RDONLY) < 0) {
+            perror("loadgen_tests: open");
+            return 2;
+        }
+    execv(argv[4], argv + 4);
+    perror("loadgen_tests: exec");
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--under-nofile") == 0)
+        return under_nofile(argc, argv);
     if (argc != 5) {
         fprintf(stderr, "usage: loadgen_tests LOADGEN FAKE_SERVER BACKEND CASE\n");
         return 2;
@@ -389,12 +633,21 @@ int main(int argc, char **argv)
     fake_bin = argv[2];
     backend = argv[3];
     const char *name = argv[4];
+    static char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self_bin = len > 0 ? (self[len] = '\0', self) : argv[0];
+    if (strcmp(name, "histogram") == 0) {
+        histogram_accuracy();
+        return harness_failures ? 1 : 0;
+    }
     if (strcmp(name, "bad-args") == 0) {
         bad_args();
         return harness_failures ? 1 : 0;
     }
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
         if (strcmp(CASES[i].name, name) == 0) {
+            if (CASES[i].env)
+                putenv((char *)CASES[i].env);
             run_case(&CASES[i]);
             return harness_failures ? 1 : 0;
         }
