@@ -6,9 +6,12 @@
  *       connects right after it and sends one line. How long does B wait
  *       for its echo, and how close to A's leaving does it come? A blocking
  *       server answers B only once A has gone.
- *   loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]
+ *   loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES] [--rate R]
  *       Open N connections, keep them all open, and let every one of them
- *       ping-pong --size-byte messages for --duration seconds.
+ *       ping-pong --size-byte messages for --duration seconds: closed-loop
+ *       ("how many can it hold"), or with --rate open-loop, R messages per
+ *       second on a fixed schedule, each round trip timed from when it was
+ *       due (pool.h).
  *   loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S]
  *       One active connection's round trip beside each number of idle
  *       ones: it grows with the idle count under select and poll (O(n) per
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -55,6 +59,12 @@ static const char STALL_PROBE[] = "loadgen stall probe\n";
 
 /* Longest single wait in stall mode; see run_stall. */
 #define STALL_STEP_NS (50 * NS_PER_MS)
+
+/*
+ * After the last echo, how long a run keeps reading (its side half-closed)
+ * for bytes nobody sent, before it stops waiting for the server's close.
+ */
+#define TAIL_NS (500 * NS_PER_MS)
 
 /* ---- set-up ------------------------------------------------------------ */
 
@@ -125,10 +135,10 @@ static double ms_between(uint64_t from_ns, uint64_t to_ns)
 }
 
 /* A loop_wait timeout that ends at `until`, rounded up so it never spins. */
-static int ms_until(uint64_t until)
+static long us_until(uint64_t until)
 {
     uint64_t now = now_ns();
-    return until > now ? (int)((until - now + NS_PER_MS - 1) / NS_PER_MS) : 0;
+    return until > now ? (long)((until - now + NS_PER_US - 1) / NS_PER_US) : 0;
 }
 
 /* ---- stall ------------------------------------------------------------- */
@@ -139,8 +149,18 @@ typedef struct {
     int refused;        /* B was closed or reset before its whole echo came */
     int unanswered;     /* B's echo had not come when --timeout passed */
     int corrupt;        /* B's echo differed from its line */
+    long duplicated;    /* bytes B received beyond its one line */
+    int client_errors;  /* loadgen's own failures (no fd, no port, no loop registration) */
+    bool b_ended;       /* B's stream ended (server closed or reset it) after its echo */
     const char *error;  /* the short reason for the result's `error`, or NULL */
 } stall_counts_t;
+
+/* The socket-call failures that are loadgen's, not the server's (as pool.c counts them). */
+static bool client_fault(int err)
+{
+    return err == EMFILE || err == ENFILE || err == EADDRNOTAVAIL || err == EADDRINUSE ||
+           err == ENOBUFS || err == ENOMEM;
+}
 
 /* Connect one socket and wait for the handshake to finish. The fd, or -1. */
 static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who,
@@ -149,10 +169,12 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     int err = 0;
     socklen_t len = sizeof err;
     loop_event_t ev;
+    bool mine = false;
     int fd = target_connect(t);
-    if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0)
+    if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0) {
         err = errno;
-    else if (loop_wait(loop, &ev, 1, ms_until(deadline)) <= 0)
+        mine = fd >= 0 || client_fault(err); /* a failed registration is always ours */
+    } else if (loop_wait(loop, &ev, 1, us_until(deadline)) <= 0)
         err = ETIMEDOUT;
     else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
         err = errno;
@@ -160,9 +182,15 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
         loop_remove(loop, fd);
     if (err == 0)
         return fd;
-    fprintf(stderr, "loadgen: %s could not connect to %s: %s\n", who, t->name, strerror(err));
-    n->connect_failed++;
-    n->error = err == ETIMEDOUT ? "timeout" : "connect failed";
+    fprintf(stderr, "loadgen: %s could not connect to %s: %s%s\n", who, t->name, strerror(err),
+            mine ? " (loadgen's own failure)" : "");
+    if (mine) {
+        n->client_errors++;
+        n->error = "client";
+    } else {
+        n->connect_failed++;
+        n->error = err == ETIMEDOUT ? "timeout" : "connect failed";
+    }
     if (fd >= 0)
         close(fd);
     return -1;
@@ -196,6 +224,8 @@ static int read_probe_echo(int fd, size_t *got, stall_counts_t *count)
     return *got == sizeof STALL_PROBE - 1;
 }
 
+static bool read_extra(loop_t *loop, int b, stall_counts_t *n);
+
 /* The moments a stall run is made of, from now_ns(); 0 when it did not happen. */
 typedef struct {
     uint64_t a_connected; /* A's handshake done: its hold starts */
@@ -228,6 +258,8 @@ static void print_stall(const options_t *o, const stall_times_t *t, const stall_
     report_int(&r, "refused", n->refused);
     report_int(&r, "unanswered", n->unanswered);
     report_int(&r, "corrupt", n->corrupt);
+    report_int(&r, "duplicated", n->duplicated);
+    report_int(&r, "client_errors", n->client_errors);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", n->error);
     report_print(&r, o->output);
@@ -263,18 +295,55 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
         uint64_t until = at->a_closed == 0 ? a_close_at : deadline;
         if (until > now_ns() + STALL_STEP_NS)
             until = now_ns() + STALL_STEP_NS;
-        int ready = loop_wait(loop, &ev, 1, ms_until(until));
+        int ready = loop_wait(loop, &ev, 1, us_until(until));
         if (ready > 0 && at->b_echoed == 0) {
             int done = read_probe_echo(b, &got, n);
             if (done < 0)
                 return -1;
-            if (done) {
+            if (done)
                 at->b_echoed = now_ns();
-                loop_remove(loop, b); /* nothing more to hear from B */
-            }
+        } else if (ready > 0 && read_extra(loop, b, n)) {
+            loop_remove(loop, b); /* B's server side closed: nothing more to hear */
+            n->b_ended = true;
         }
     }
     return 0;
+}
+
+/*
+ * Anything B reads after its whole line is back was never sent. Returns
+ * true when B's stream has ended (closed or reset), false while it may
+ * still bring bytes.
+ */
+static bool read_extra(loop_t *loop, int b, stall_counts_t *n)
+{
+    (void)loop;
+    char buf[4096];
+    ssize_t got = read(b, buf, sizeof buf);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return false;
+    if (got <= 0)
+        return true;
+    if (n->duplicated == 0)
+        fprintf(stderr, "loadgen: client B: %zd bytes arrived after its whole echo, that it "
+                        "never sent\n", got);
+    n->duplicated += got;
+    return false;
+}
+
+/*
+ * B half-closes and reads until the server closes (TAIL_NS at most): an
+ * echo sent twice, or any byte after the line, shows up here.
+ */
+static void read_tail(loop_t *loop, int b, stall_counts_t *n)
+{
+    uint64_t until = now_ns() + TAIL_NS;
+    shutdown(b, SHUT_WR);
+    while (now_ns() < until) {
+        loop_event_t ev;
+        if (loop_wait(loop, &ev, 1, us_until(until)) > 0 && read_extra(loop, b, n))
+            break;
+    }
 }
 
 /*
@@ -308,7 +377,12 @@ static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
         n.error = "refused";
         goto out;
     }
-    await_echo_and_close(o, loop, &a, b, a_close_at, deadline, &at, &n);
+    if (await_echo_and_close(o, loop, &a, b, a_close_at, deadline, &at, &n) == 0) {
+        if (!n.b_ended)
+            read_tail(loop, b, &n);
+        if (n.duplicated > 0)
+            n.error = "duplicated";
+    }
 out:
     if (a >= 0) {
         close(a);
@@ -335,8 +409,12 @@ static const char *run_error(const pool_t *p, const options_t *o, size_t request
         return "timeout";
     if (n->corrupt > 0)
         return "corrupt";
+    if (n->duplicated > 0)
+        return "duplicated";
     if (n->lost > 0)
         return "lost";
+    if (n->client_errors > 0)
+        return "client";
     if (failed > 0 && !(o->allow_refused && failed == n->refused))
         return "not served";
     return NULL;
@@ -358,9 +436,17 @@ static int verdict(const pool_t *p, const options_t *o, size_t requested)
     if (n->corrupt > 0)
         fprintf(stderr, "loadgen: %zu connection(s) got back bytes that differ from what they "
                         "sent; first problem: %s\n", n->corrupt, p->first_error);
+    else if (n->duplicated > 0)
+        fprintf(stderr, "loadgen: %llu byte(s) arrived that no message asked for (a duplicated "
+                        "or extra echo); first problem: %s\n",
+                (unsigned long long)n->duplicated, p->first_error);
     else if (n->lost > 0)
         fprintf(stderr, "loadgen: %zu connection(s) broke after their first echo; first "
                         "problem: %s\n", n->lost, p->first_error);
+    else if (n->client_errors > 0)
+        fprintf(stderr, "loadgen: %zu connection(s) failed on loadgen's own side (its file "
+                        "descriptors, local ports or event loop), not the server's; first "
+                        "problem: %s\n", n->client_errors, p->first_error);
     else if (failed > 0)
         fprintf(stderr, "loadgen: %zu of %zu connections were not served (%zu failed to connect, "
                         "%zu refused, %zu unanswered, %zu never tried); first problem: %s\n",
@@ -382,6 +468,8 @@ static void report_counts(report_t *r, const pool_t *p, size_t requested)
     report_int(r, "lost", (long long)p->n.lost);
     report_int(r, "corrupt", (long long)p->n.corrupt);
     report_int(r, "timed_out", (long long)p->n.timed_out);
+    report_int(r, "duplicated", (long long)p->n.duplicated);
+    report_int(r, "client_errors", (long long)p->n.client_errors);
 }
 
 /* -1 (unknown) prints as null. */
@@ -395,24 +483,27 @@ static void report_memory(report_t *r, const proc_memory_t *m)
 {
     report_count_or_null(r, "server_rss_kb", m->rss_kb);
     report_count_or_null(r, "server_pss_kb", m->pss_kb);
+    report_count_or_null(r, "server_footprint_kb", m->footprint_kb);
     report_count_or_null(r, "server_procs", m->procs);
     report_count_or_null(r, "server_threads", m->threads);
 }
 
 static proc_memory_t server_memory(const options_t *o)
 {
-    proc_memory_t m = {-1, -1, -1, -1};
+    proc_memory_t m = {-1, -1, -1, -1, -1};
     if (o->server_pid)
         proc_tree_memory(o->server_pid, &m);
     return m;
 }
 
-/* Round-trip figures of the last ping-pong window. */
-static void report_rtt(report_t *r, pool_t *p)
+/* Round-trip figures of the messages due in the last window (the histogram's). */
+static void report_rtt(report_t *r, const pool_t *p)
 {
-    summary_t s = samples_summarize(&p->rtt_ns);
+    summary_t s = hist_summarize(p->rtt_ns);
     report_num(r, "rtt_p50_us", s.p50 / NS_PER_US, 1);
+    report_num(r, "rtt_p90_us", s.p90 / NS_PER_US, 1);
     report_num(r, "rtt_p99_us", s.p99 / NS_PER_US, 1);
+    report_num(r, "rtt_p999_us", s.p999 / NS_PER_US, 1);
     report_num(r, "rtt_max_us", s.max / NS_PER_US, 1);
 }
 
@@ -458,12 +549,83 @@ static void cpu_window_end(cpu_window_t *w, const options_t *o)
 /* ---- c10k -------------------------------------------------------------- */
 
 /*
- * The client counts as the bottleneck when it kept one core at least this
- * busy over the window: loadgen is one thread, so it can never use more,
- * and msgs_per_s then says how fast the client went, not the server.
+ * A side counts as saturated when it kept one core at least this busy over
+ * the window: loadgen is one thread, so it can never use more, and
+ * msgs_per_s then says how fast the client went, not the server. The same
+ * bound is applied to the server's CPU summed over its processes and
+ * threads, as a share of one core (a single-threaded event loop cannot use
+ * more either; a forking or threaded server could, and is then named too).
  */
-#define CLIENT_BOUND_PCT 90.0
+#define SATURATED_PCT 90.0
 
+/* "client", "server", "none"; NULL when it cannot be told. */
+static const char *saturated_side(double client_pct, double server_pct)
+{
+    if (!isnan(client_pct) && client_pct >= SATURATED_PCT)
+        return "client";
+    if (isnan(server_pct))
+        return NULL; /* the client was not; whether the server was is unknown */
+    if (server_pct >= SATURATED_PCT)
+        return "server";
+    return isnan(client_pct) ? NULL : "none";
+}
+
+/* Percent of one core that `cpu_ms` of CPU time is over `wall_ms`. */
+static double core_pct(double cpu_ms, double wall_ms)
+{
+    return wall_ms > 0 ? 100.0 * cpu_ms / wall_ms : NAN;
+}
+
+/* The open-loop figures: rate asked for and kept, and the client's own lateness. */
+static void report_schedule(report_t *r, const options_t *o, const pool_t *p)
+{
+    bool open_loop = o->rate > 0;
+    report_num(r, "rate_offered", open_loop ? o->rate : NAN, 1);
+    report_num(r, "rate_achieved", per_second(p->n.sends, p->n.window_ns), 1);
+    report_num(r, "schedule_lag_ms_max",
+               open_loop && p->n.window_ns ? (double)p->n.lag_max_ns / NS_PER_MS : NAN, 3);
+    if (open_loop && p->n.window_ns)
+        report_int(r, "late_sends", (long long)p->n.late_sends);
+    else
+        report_null(r, "late_sends");
+}
+
+/* Progress and fairness: echoes inside the window, per connection. */
+static void report_fairness(report_t *r, const pool_t *p)
+{
+    long min, median, max;
+    pool_echoes_per_conn(p, &min, &median, &max);
+    bool known = p->n.window_ns > 0;
+    report_count_or_null(r, "echoes_per_conn_min", known ? min : -1);
+    report_count_or_null(r, "echoes_per_conn_p50", known ? median : -1);
+    report_count_or_null(r, "echoes_per_conn_max", known ? max : -1);
+    report_count_or_null(r, "in_flight_at_end", known ? (long)p->n.in_flight_at_end : -1);
+}
+
+/* Both sides' CPU over the window, and which side (if either) was saturated. */
+static void report_cpu(report_t *r, const cpu_window_t *cpu, const pool_t *p)
+{
+    double client_pct = p->n.window_ns ? core_pct(cpu->client_ms, cpu->wall_ms) : NAN;
+    double server_pct = p->n.window_ns ? core_pct(cpu->server_ms, cpu->wall_ms) : NAN;
+    report_num(r, "client_cpu_ms", cpu->client_ms, 1);
+    report_num(r, "client_cpu_pct", client_pct, 1);
+    if (isnan(client_pct))
+        report_null(r, "client_bound");
+    else
+        report_bool(r, "client_bound", client_pct >= SATURATED_PCT);
+    report_num(r, "server_cpu_ms", cpu->server_ms, 3);
+    report_num(r, "server_cpu_pct", server_pct, 1);
+    report_num(r, "server_cpu_us_per_msg",
+               p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN, 3);
+    report_str(r, "saturated", saturated_side(client_pct, server_pct));
+}
+
+/*
+ * One window for everything: both CPU clocks are read when the window opens
+ * and again the moment it closes, before the echoes still in flight are
+ * drained, so CPU per message and CPU % cover exactly the interval that
+ * `msgs` counts.
+ */
 static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
 {
     size_t n = (size_t)o->connections;
@@ -477,21 +639,26 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
     uint64_t t0 = now_ns();
     pool_grow(&p, n, deadline);
     double setup_ms = ms_between(t0, now_ns());
-    summary_t c = samples_summarize(&p.connect_ns);
+    summary_t c = hist_summarize(p.connect_ns);
     proc_memory_t mem = server_memory(o);
 
-    /* ...then every one of them ping-pongs at once. */
+    /* ...then every one of them exchanges messages at once. */
     for (size_t i = 0; i < p.count; i++)
         p.conns[i].active = p.conns[i].served;
     cpu_window_t cpu;
     cpu_window_start(&cpu, o);
-    if (p.n.served > 0 && !p.timed_out)
-        pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
+    bool measured = p.n.served > 0 && !p.timed_out;
+    if (measured)
+        pool_window(&p, (uint64_t)(o->duration_s * NS_PER_S), o->rate, deadline);
     cpu_window_end(&cpu, o);
+    if (measured) {
+        pool_drain(&p, deadline);
+        if (!p.timed_out)
+            pool_tail(&p, TAIL_NS);
+    }
 
     /* Counted now, so whatever broke during the window is in the figures. */
     double window_s = (double)p.n.window_ns / (double)NS_PER_S;
-    double client_pct = p.n.window_ns ? 100.0 * cpu.client_ms / cpu.wall_ms : NAN;
     report_t r = {0};
     report_str(&r, "mode", "c10k");
     report_counts(&r, &p, n);
@@ -499,6 +666,7 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
     report_num(&r, "connect_ms_p50", c.p50 / NS_PER_MS, 3);
     report_num(&r, "connect_ms_p99", c.p99 / NS_PER_MS, 3);
     report_num(&r, "connect_ms_max", c.max / NS_PER_MS, 3);
+    report_int(&r, "connect_window", (long long)p.connect_window);
     report_memory(&r, &mem);
     report_num(&r, "duration_s", o->duration_s, 3);
     report_int(&r, "size", o->size);
@@ -506,21 +674,20 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
     report_int(&r, "msgs", (long long)p.n.round_trips);
     report_num(&r, "window_s", p.n.window_ns ? window_s : NAN, 3);
     report_num(&r, "msgs_per_s", per_second(p.n.round_trips, p.n.window_ns), 1);
+    report_schedule(&r, o, &p);
     report_rtt(&r, &p);
-    report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
-    report_num(&r, "client_cpu_pct", client_pct, 1);
-    if (isnan(client_pct))
-        report_null(&r, "client_bound");
-    else
-        report_bool(&r, "client_bound", client_pct >= CLIENT_BOUND_PCT);
-    report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
-    report_num(&r, "server_cpu_us_per_msg",
-               p.n.round_trips ? cpu.server_ms * 1000.0 / (double)p.n.round_trips : NAN, 3);
+    report_fairness(&r, &p);
+    report_cpu(&r, &cpu, &p);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
     report_print(&r, o->output);
 
     int status = verdict(&p, o, n);
+    if (status == 0 && o->rate > 0 && p.n.late_sends > 0)
+        fprintf(stderr, "loadgen: note: the client could not keep the schedule: %llu send(s) "
+                        "more than 1 ms late, the worst %.1f ms; sent %.0f of %.0f msgs/s\n",
+                (unsigned long long)p.n.late_sends, (double)p.n.lag_max_ns / NS_PER_MS,
+                per_second(p.n.sends, p.n.window_ns), o->rate);
     pool_free(&p);
     return status;
 }
@@ -546,6 +713,9 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
     if (!p.timed_out)
         pool_idle(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
     cpu_window_end(&cpu, o);
+    size_t still_open = pool_open_passive(&p);
+    if (!p.timed_out)
+        pool_tail(&p, TAIL_NS);
 
     /* Counted now, so connections the server dropped while idle are in the figures. */
     report_t r = {0};
@@ -554,12 +724,13 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
     report_num(&r, "setup_ms_total", setup_ms, 1);
     report_num(&r, "setup_us_per_conn", p.n.served ? setup_ms * 1000.0 / (double)p.n.served : NAN,
                1);
+    report_int(&r, "connect_window", (long long)p.connect_window);
     report_memory(&r, &mem);
     report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
     report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
-    report_num(&r, "server_cpu_pct", 100.0 * cpu.server_ms / cpu.wall_ms, 2);
-    report_int(&r, "still_open", (long long)pool_open_passive(&p));
+    report_num(&r, "server_cpu_pct", core_pct(cpu.server_ms, cpu.wall_ms), 2);
+    report_int(&r, "still_open", (long long)still_open);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
     report_print(&r, o->output);
@@ -603,7 +774,7 @@ static const char *scan_error(const pool_t *p, const options_t *o, size_t reques
 }
 
 /* One row per idle count; the counters are the whole run's so far. */
-static void print_scan_row(const options_t *o, pool_t *p, long idle, size_t requested,
+static void print_scan_row(const options_t *o, const pool_t *p, long idle, size_t requested,
                            const cpu_window_t *cpu, bool first)
 {
     report_t r = {0};
@@ -619,6 +790,7 @@ static void print_scan_row(const options_t *o, pool_t *p, long idle, size_t requ
     report_num(&r, "server_cpu_ms_per_1k",
                p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN, 3);
     report_counts(&r, p, requested);
+    report_int(&r, "connect_window", (long long)p->connect_window);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", scan_error(p, o, requested));
     report_print_row(&r, o->output, first);
@@ -655,10 +827,13 @@ static int run_scan(const options_t *o, target_t *t, uint64_t deadline)
         cpu_window_start(&cpu, o);
         p.n.round_trips = 0;
         p.n.window_ns = 0;
-        samples_clear(&p.rtt_ns);
-        if (p.conns[0].state == CONN_IDLE && !p.timed_out)
-            pool_pingpong(&p, (uint64_t)(o->duration_s * NS_PER_S), deadline);
-        cpu_window_end(&cpu, o);
+        hist_clear(p.rtt_ns);
+        bool measured = p.conns[0].state == CONN_IDLE && !p.timed_out;
+        if (measured)
+            pool_window(&p, (uint64_t)(o->duration_s * NS_PER_S), 0, deadline);
+        cpu_window_end(&cpu, o); /* before the drain: the same window as round_trips */
+        if (measured)
+            pool_drain(&p, deadline);
         print_scan_row(o, &p, o->idle[i], requested, &cpu, i == 0);
         if (p.conns[0].state != CONN_IDLE || p.timed_out)
             break;

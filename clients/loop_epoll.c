@@ -8,9 +8,11 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Enough for one batch at C10K without a second epoll_wait per wakeup. */
@@ -75,11 +77,33 @@ int loop_remove(loop_t *loop, int fd)
     return epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-int loop_wait(loop_t *loop, loop_event_t *events, int max_events, int timeout_ms)
+/*
+ * epoll_pwait2 (Linux 5.11, glibc 2.35) takes a timespec; older kernels say
+ * ENOSYS, and then epoll_wait's milliseconds are rounded up, never down (a
+ * wait of 0 would spin).
+ */
+static int wait_us(loop_t *loop, int max_events, long timeout_us)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+    static bool no_pwait2;
+    if (!no_pwait2) {
+        struct timespec ts = {timeout_us / 1000000L, (timeout_us % 1000000L) * 1000L};
+        int n = epoll_pwait2(loop->epfd, loop->ready, max_events, timeout_us < 0 ? NULL : &ts,
+                             NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n;
+        no_pwait2 = true;
+    }
+#endif
+    int timeout_ms = timeout_us < 0 ? -1 : (int)((timeout_us + 999) / 1000);
+    return epoll_wait(loop->epfd, loop->ready, max_events, timeout_ms);
+}
+
+int loop_wait(loop_t *loop, loop_event_t *events, int max_events, long timeout_us)
 {
     if (max_events > BATCH)
         max_events = BATCH;
-    int n = epoll_wait(loop->epfd, loop->ready, max_events, timeout_ms);
+    int n = wait_us(loop, max_events, timeout_us);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
     for (int i = 0; i < n; i++) {

@@ -75,12 +75,13 @@ int loop_remove(loop_t *loop, int fd)
     return kevent(loop->kq, changes, 2, NULL, 0, NULL);
 }
 
-int loop_wait(loop_t *loop, loop_event_t *events, int max_events, int timeout_ms)
+/* kevent(2) takes its timeout as a timespec: the microseconds pass unrounded. */
+int loop_wait(loop_t *loop, loop_event_t *events, int max_events, long timeout_us)
 {
-    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    struct timespec ts = {timeout_us / 1000000L, (timeout_us % 1000000L) * 1000L};
     if (max_events > BATCH)
         max_events = BATCH;
-    int n = kevent(loop->kq, NULL, 0, loop->ready, max_events, timeout_ms < 0 ? NULL : &ts);
+    int n = kevent(loop->kq, NULL, 0, loop->ready, max_events, timeout_us < 0 ? NULL : &ts);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
     for (int i = 0; i < n; i++) {

@@ -97,8 +97,10 @@ int loop_remove(loop_t *loop, int fd)
     return 0;
 }
 
-int loop_wait(loop_t *loop, loop_event_t *events, int max_events, int timeout_ms)
+/* poll(2) takes milliseconds: rounded up, so that a short wait never becomes a spin. */
+int loop_wait(loop_t *loop, loop_event_t *events, int max_events, long timeout_us)
 {
+    int timeout_ms = timeout_us < 0 ? -1 : (int)((timeout_us + 999) / 1000);
     int nready = poll(loop->fds, (nfds_t)loop->count, timeout_ms);
     if (nready < 0)
         return errno == EINTR ? 0 : -1;

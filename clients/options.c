@@ -24,6 +24,7 @@
 #define MAX_SIZE (1L << 30)
 #define MAX_CONNECTIONS 1000000L
 #define MAX_SECONDS 86400.0
+#define MAX_RATE 1e8
 
 #ifdef CPU_SETSIZE
 #define MAX_CPU (CPU_SETSIZE - 1)
@@ -37,7 +38,7 @@
 /* The synopsis, printed after every command-line mistake; -h adds HELP. */
 static const char SYNOPSIS[] =
     "usage: loadgen stall [-p PORT] [--hold SECONDS]\n"
-    "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
+    "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES] [--rate R]\n"
     "       loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S] [--size BYTES]\n"
     "       loadgen hold  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
     "       (common: -b ADDR, --json | --csv, --server-pid PID, --cpu N, --timeout S;\n"
@@ -47,7 +48,8 @@ static const char HELP[] =
     "\n"
     "  stall  A connects and idles --hold s (1.5); B sends a line: how long until its echo?\n"
     "  c10k   N connections open at once, all ping-ponging --size-byte messages (64)\n"
-    "         for --duration s (5)\n"
+    "         for --duration s (5); closed-loop, or with --rate R open-loop: R msgs/s in\n"
+    "         total on a fixed schedule, each round trip timed from when it was due\n"
     "  scan   one active connection's round trip beside each number of idle ones\n"
     "         (--duration s each, default 3; the idle set grows from one count to the next)\n"
     "  hold   N connections, one echo each, then all idle for --duration s (3)\n"
@@ -55,12 +57,15 @@ static const char HELP[] =
     "options:\n"
     "  -p PORT           server port (default 9999)\n"
     "  -b ADDR           server address (default 127.0.0.1; connections to it come from\n"
-    "                    127.0.0.2-254 so back-to-back runs do not run out of ports)\n"
+    "                    127.0.0.2-254 on Linux so back-to-back runs do not run out\n"
+    "                    of ports; from 127.0.0.1 elsewhere and under\n"
+    "                    LADDER_FORCE_PORTABLE=1)\n"
     "  --json            one JSON object per result line (default: a table)\n"
     "  --csv             a header line, then one CSV row per result\n"
     "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
     "                    processes and threads (Linux; macOS: CPU and RSS of the\n"
     "                    server and its children; elsewhere left unknown)\n"
+    "  --rate R          c10k: offer R messages per second in total (open loop)\n"
     "  --cpu N           run loadgen on CPU N only\n"
     "  --timeout S       the whole run's deadline: then print what was measured, with\n"
     "                    error \"timeout\", and exit 1 (default: 60 s plus the run's\n"
@@ -72,7 +77,7 @@ static const char HELP[] =
     "(refused, reset, timed out, bytes differed: stderr says why); 2 bad usage.\n";
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
-       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED };
+       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -85,6 +90,7 @@ static const struct option LONG_OPTIONS[] = {
     {"cpu", required_argument, NULL, OPT_CPU},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"allow-refused", no_argument, NULL, OPT_ALLOW_REFUSED},
+    {"rate", required_argument, NULL, OPT_RATE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -97,6 +103,7 @@ static unsigned modes_of(int opt)
     case 'n': return MODE_C10K | MODE_HOLD;
     case OPT_HOLD: return MODE_STALL;
     case OPT_IDLE: return MODE_SCAN;
+    case OPT_RATE: return MODE_C10K;
     case OPT_DURATION:
     case OPT_SIZE:
     case OPT_SERVER_PID:
@@ -153,6 +160,18 @@ static double parse_seconds(const char *s, double min, const char *what)
     double v = strtod(s, &end);
     if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < min || v > MAX_SECONDS)
         usage_error("bad %s '%s' (want seconds, %g to %g)", what, s, min, MAX_SECONDS);
+    return v;
+}
+
+/* --rate: messages per second, more than 0, at most MAX_RATE. */
+static double parse_rate(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v <= 0 || v > MAX_RATE)
+        usage_error("bad --rate '%s' (want messages per second, more than 0, up to %g)", s,
+                    MAX_RATE);
     return v;
 }
 
@@ -213,6 +232,7 @@ static void apply_option(options_t *o, int opt, const char *arg)
     case OPT_CPU: o->cpu = (int)parse_long(arg, 0, MAX_CPU, "--cpu"); break;
     case OPT_TIMEOUT: o->timeout_s = parse_seconds(arg, 0.001, "--timeout"); break;
     case OPT_ALLOW_REFUSED: o->allow_refused = true; break;
+    case OPT_RATE: o->rate = parse_rate(arg); break;
     }
 }
 

@@ -26,6 +26,7 @@ typedef struct {
     double hold_s;              /* --hold (stall) */
     double duration_s;          /* --duration (c10k, scan, hold) */
     long size;                  /* --size: bytes per message */
+    double rate;                /* --rate (c10k): messages per second in total; 0: closed loop */
     long idle[MAX_IDLE_COUNTS]; /* --idle (scan) */
     int idle_count;
     double timeout_s;           /* --timeout */

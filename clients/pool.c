@@ -6,6 +6,8 @@
 
 #include "pool.h"
 
+#include "proc.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,18 +21,25 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__DragonFly__)
+#if defined(__APPLE__)
 #include <sys/sysctl.h>
 #define SOMAXCONN_SYSCTL "kern.ipc.somaxconn"
+#elif defined(__FreeBSD__) || defined(__DragonFly__)
+#include <sys/sysctl.h>
+/* FreeBSD 10 renamed kern.ipc.somaxconn to this; the old name is still an alias. */
+#define SOMAXCONN_SYSCTL "kern.ipc.soacceptqueue"
 #endif
 
 /*
  * At most this many connections are between connect() and their first echo
  * at any moment, and never more than the system's somaxconn, which caps
- * every listen backlog (Linux 4096 since 5.4, 128 before; macOS and the BSDs
- * 128 by default). The server's accept queue then never overflows, so no SYN
- * is dropped and retried a second later, and a slow server is not buried in
- * handshakes.
+ * every listen backlog (Linux 4096 since 5.4, 128 before; macOS's
+ * kern.ipc.somaxconn and FreeBSD's kern.ipc.soacceptqueue 128 by default).
+ * A connection waiting in the accept queue is one of these, so the queue
+ * never overflows: no SYN is dropped and retried a second later (the 1 s,
+ * 2 s, ... retransmissions a burst of 10 000 connects would otherwise cost
+ * on a Mac), and a slow server is not buried in handshakes. The bound used
+ * is reported as connect_window.
  */
 #define CONNECT_WINDOW 256
 
@@ -45,8 +54,14 @@
  */
 #define RAMP_STALL_NS (10 * NS_PER_S)
 
-/* After a ping-pong window closes, how long the echoes in flight may take. */
+/* After a window closes, how long the echoes in flight may take. */
 #define DRAIN_NS (10 * NS_PER_S)
+
+/*
+ * A send made this long after the client could have made it (slot due and
+ * connection free) is late by the client's own fault.
+ */
+#define LATE_NS NS_PER_MS
 
 /* Largest single write: a bigger message goes out in pieces of this size. */
 #define MAX_CHUNK (1024 * 1024)
@@ -102,8 +117,15 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
     freeaddrinfo(ai);
     snprintf(t->name, sizeof t->name, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
 
+    /* Off Linux (and under LADDER_FORCE_PORTABLE=1) only 127.0.0.1 is used. */
     const struct sockaddr_in *in = (const struct sockaddr_in *)&t->addr;
-    t->spread = t->addr.ss_family == AF_INET && in->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+#ifdef __linux__
+    t->spread = t->addr.ss_family == AF_INET && in->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+                !proc_forced_portable();
+#else
+    (void)in;
+    t->spread = false;
+#endif
     return 0;
 }
 
@@ -113,9 +135,11 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
  * port, so back-to-back C10K runs from 127.0.0.1 alone could
  * fail with EADDRNOTAVAIL. All of 127.0.0.0/8 is loopback on Linux, so when
  * the server is 127.0.0.1 the client spreads its sockets over 127.0.0.2 to
- * 127.0.0.254, each with its own ports. Where only 127.0.0.1 exists (macOS
- * without aliases) the first bind fails and the client sends from the
- * default address instead. Any other server address: the default source.
+ * 127.0.0.254, each with its own ports. macOS and the BSDs configure only
+ * 127.0.0.1 on lo0, so there (and under LADDER_FORCE_PORTABLE=1) the client
+ * sends from the default address; should a bind to 127.0.0.2 still fail on
+ * Linux, it falls back the same way. Any other server address: the default
+ * source.
  */
 static int bind_source(target_t *t, int fd)
 {
@@ -172,8 +196,28 @@ typedef enum {
     FAIL_UNANSWERED,
     FAIL_LOST,
     FAIL_CORRUPT,
-    FAIL_TIMED_OUT, /* an echo still owed when --timeout ended the run */
+    FAIL_DUPLICATED, /* bytes came that no message asked for */
+    FAIL_TIMED_OUT,  /* an echo still owed when --timeout ended the run */
+    FAIL_CLIENT,     /* loadgen's own failure: its fds, its ports, its event loop */
 } failure_t;
+
+/*
+ * Failures of a socket call that are the client's, not the server's: out of
+ * descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL, EADDRINUSE
+ * from bind) or of kernel memory (ENOBUFS, ENOMEM).
+ */
+static failure_t connect_failure(int err)
+{
+    switch (err) {
+    case EMFILE:
+    case ENFILE:
+    case EADDRNOTAVAIL:
+    case EADDRINUSE:
+    case ENOBUFS:
+    case ENOMEM: return FAIL_CLIENT;
+    default: return FAIL_CONNECT;
+    }
+}
 
 static void conn_close(pool_t *p, conn_t *c, conn_state_t state)
 {
@@ -197,8 +241,12 @@ static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...
         vsnprintf(p->first_error + len, sizeof p->first_error - (size_t)len, fmt, ap);
         va_end(ap);
     }
-    if (kind == FAIL_CORRUPT)
+    if (kind == FAIL_CLIENT)
+        p->n.client_errors++;
+    else if (kind == FAIL_CORRUPT)
         p->n.corrupt++;
+    else if (kind == FAIL_DUPLICATED)
+        ; /* counted in bytes by the caller */
     else if (c->served && kind == FAIL_TIMED_OUT)
         p->n.timed_out++;
     else if (c->served)
@@ -228,7 +276,7 @@ static void watch(pool_t *p, conn_t *c)
         return;
     c->interest = want;
     if (loop_modify(p->loop, c->fd, want, c) < 0)
-        conn_fail(p, c, FAIL_LOST, "event loop: %s", strerror(errno));
+        conn_fail(p, c, FAIL_CLIENT, "event loop: %s", strerror(errno));
 }
 
 /*
@@ -252,36 +300,93 @@ static void send_more(pool_t *p, conn_t *c)
     c->sent += (size_t)n;
 }
 
-static void start_message(pool_t *p, conn_t *c)
+/* Send the next message, timed from due_ns (the write's own time in a closed loop). */
+static void start_message(pool_t *p, conn_t *c, uint64_t due_ns)
 {
     c->state = CONN_BUSY;
     c->sent = c->received = 0;
-    c->started_ns = now_ns();
+    c->started_ns = due_ns;
+    c->in_window = p->window_end && due_ns >= p->window_start && due_ns < p->window_end;
+    uint64_t now = now_ns();
+    p->n.sends += p->window_end && now >= p->window_start && now < p->window_end;
     p->busy++;
     send_more(p, c);
     if (c->state == CONN_BUSY)
         watch(p, c);
 }
 
+/* ---- the open-loop schedule -------------------------------------------- */
+
+/* When slot j of the schedule is due. */
+static uint64_t slot_due(const pool_t *p, uint64_t j)
+{
+    return p->window_start + (uint64_t)((double)j * (double)NS_PER_S / p->rate);
+}
+
+/* When the connection's next unsent slot is due. */
+static uint64_t next_due(const pool_t *p, const conn_t *c)
+{
+    return slot_due(p, c->sched_sent * p->slot_count + c->slot_index);
+}
+
+/*
+ * An idle connection whose next slot is due (and inside the window) sends
+ * it now. The earliest it could have gone is when it was due or when the
+ * previous echo came back, whichever is later; any delay beyond that is the
+ * client's, measured and counted here.
+ */
+static void send_if_due(pool_t *p, conn_t *c, uint64_t now)
+{
+    if (c->state != CONN_IDLE || !c->active)
+        return;
+    uint64_t due = next_due(p, c);
+    if (due > now || due >= p->window_end)
+        return;
+    uint64_t could = due > c->done_ns ? due : c->done_ns;
+    uint64_t lag = now > could ? now - could : 0;
+    if (lag > p->n.lag_max_ns)
+        p->n.lag_max_ns = lag;
+    p->n.late_sends += lag > LATE_NS;
+    c->sched_sent++;
+    start_message(p, c, due);
+}
+
+/* Visit every slot that has fallen due since the last call. */
+static void run_schedule(pool_t *p, uint64_t now)
+{
+    while (p->next_slot < UINT64_MAX) {
+        uint64_t due = slot_due(p, p->next_slot);
+        if (due > now || due >= p->window_end)
+            break;
+        send_if_due(p, p->slots[p->next_slot % p->slot_count], now);
+        p->next_slot++;
+    }
+}
+
 /* The whole echo is back and verified. */
 static void complete_message(pool_t *p, conn_t *c)
 {
     uint64_t t = now_ns();
-    if (t <= p->window_end) { /* only round trips inside a ping-pong window count */
-        samples_add(&p->rtt_ns, t - c->started_ns);
+    if (c->in_window) /* every message due in the window is timed, also in the drain */
+        hist_add(p->rtt_ns, t - c->started_ns);
+    if (t <= p->window_end && p->window_end) { /* msgs: echoes inside the window only */
         p->n.round_trips++;
+        c->window_echoes++;
     }
     c->msg++;
     c->state = CONN_IDLE;
+    c->done_ns = t;
     p->busy--;
     if (!c->served) {
         c->served = true;
         p->n.served++;
         p->settled++;
     }
-    if (c->active && p->issuing)
-        start_message(p, c);
-    else
+    if (c->active && p->rate > 0)
+        send_if_due(p, c, t); /* its backlog, in order */
+    else if (c->active && p->issuing)
+        start_message(p, c, t);
+    if (c->state == CONN_IDLE)
         watch(p, c);
 }
 
@@ -294,12 +399,13 @@ static void on_connected(pool_t *p, conn_t *c)
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
         err = errno;
     if (err != 0) {
-        conn_fail(p, c, FAIL_CONNECT, "connect to %s: %s", p->target->name, strerror(err));
+        conn_fail(p, c, connect_failure(err), "connect to %s: %s", p->target->name,
+                  strerror(err));
         return;
     }
     p->n.established++;
-    samples_add(&p->connect_ns, now_ns() - c->started_ns);
-    start_message(p, c);
+    hist_add(p->connect_ns, now_ns() - c->started_ns);
+    start_message(p, c, now_ns());
 }
 
 /* Compare n received bytes with what the echo should hold at this point. */
@@ -320,7 +426,13 @@ static bool verify(pool_t *p, conn_t *c, size_t n)
 static void peer_gone(pool_t *p, conn_t *c, ssize_t n)
 {
     const char *what = n == 0 ? "closed by the server" : strerror(errno);
-    if (c->served)
+    if (c->state == CONN_TAIL && n == 0) {
+        conn_close(p, c, CONN_CLOSED); /* the close we asked for */
+        return;
+    }
+    if (c->state == CONN_TAIL)
+        conn_fail(p, c, FAIL_LOST, "%s after its last echo", what);
+    else if (c->served)
         conn_fail(p, c, FAIL_LOST, "%s", what);
     else
         conn_fail(p, c, FAIL_REFUSED, "%s before its first echo", what);
@@ -340,7 +452,9 @@ static void on_readable(pool_t *p, conn_t *c)
         return;
     }
     if (c->state != CONN_BUSY) {
-        conn_fail(p, c, FAIL_CORRUPT, "%zd bytes arrived that were never sent", n);
+        p->n.duplicated += (uint64_t)n;
+        conn_fail(p, c, FAIL_DUPLICATED, "%zd bytes arrived that were never sent%s", n,
+                  c->state == CONN_TAIL ? ", after its last echo" : "");
         return;
     }
     if (!verify(p, c, (size_t)n))
@@ -382,8 +496,7 @@ static void poll_once(pool_t *p, uint64_t until)
     uint64_t wait_ns = until > now ? until - now : 0;
     if (wait_ns > NS_PER_S)
         wait_ns = NS_PER_S;
-    int timeout_ms = (int)((wait_ns + NS_PER_MS - 1) / NS_PER_MS);
-    int n = loop_wait(p->loop, events, EVENT_BATCH, timeout_ms);
+    int n = loop_wait(p->loop, events, EVENT_BATCH, (long)((wait_ns + NS_PER_US - 1) / NS_PER_US));
     if (n < 0) {
         perror("loadgen: waiting for events");
         exit(1);
@@ -394,12 +507,15 @@ static void poll_once(pool_t *p, uint64_t until)
 
 /* ---- phases ------------------------------------------------------------ */
 
-/* The kernel's cap on listen backlogs, or FALLBACK_SOMAXCONN if it cannot be read. */
+/*
+ * The kernel's cap on listen backlogs, or FALLBACK_SOMAXCONN if it cannot be
+ * read (also under LADDER_FORCE_PORTABLE=1 on Linux: no /proc there).
+ */
 static long system_somaxconn(void)
 {
     long value = -1;
 #if defined(__linux__)
-    FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
+    FILE *f = proc_forced_portable() ? NULL : fopen("/proc/sys/net/core/somaxconn", "r");
     if (f) {
         if (fscanf(f, "%ld", &value) != 1)
             value = -1;
@@ -429,10 +545,14 @@ int pool_init(pool_t *p, target_t *target, size_t capacity, size_t msg_size)
     p->buf_size = msg_size < MAX_CHUNK ? (msg_size < 4096 ? 4096 : msg_size) : MAX_CHUNK;
     p->loop = loop_create(max_fds);
     p->conns = calloc(capacity, sizeof *p->conns);
+    p->slots = calloc(capacity, sizeof *p->slots);
+    p->connect_ns = calloc(1, sizeof *p->connect_ns);
+    p->rtt_ns = calloc(1, sizeof *p->rtt_ns);
     p->send_buf = malloc(p->buf_size);
     p->recv_buf = malloc(p->buf_size);
     p->expect_buf = malloc(p->buf_size);
-    if (!p->loop || !p->conns || !p->send_buf || !p->recv_buf || !p->expect_buf) {
+    if (!p->loop || !p->conns || !p->slots || !p->connect_ns || !p->rtt_ns || !p->send_buf ||
+        !p->recv_buf || !p->expect_buf) {
         pool_free(p);
         return -1;
     }
@@ -446,11 +566,12 @@ void pool_free(pool_t *p)
             conn_close(p, &p->conns[i], CONN_CLOSED);
     loop_destroy(p->loop);
     free(p->conns);
+    free(p->slots);
+    free(p->connect_ns);
+    free(p->rtt_ns);
     free(p->send_buf);
     free(p->recv_buf);
     free(p->expect_buf);
-    samples_free(&p->connect_ns);
-    samples_free(&p->rtt_ns);
 }
 
 static void open_one(pool_t *p)
@@ -461,12 +582,14 @@ static void open_one(pool_t *p)
     c->started_ns = now_ns();
     c->fd = target_connect(p->target);
     if (c->fd < 0) {
-        conn_fail(p, c, FAIL_CONNECT, "connect to %s: %s", p->target->name, strerror(errno));
+        int err = errno;
+        conn_fail(p, c, connect_failure(err), "connect to %s: %s", p->target->name,
+                  strerror(err));
         return;
     }
     c->interest = LOOP_WRITE;
     if (loop_add(p->loop, c->fd, c->interest, c) < 0)
-        conn_fail(p, c, FAIL_CONNECT, "event loop: %s", strerror(errno));
+        conn_fail(p, c, FAIL_CLIENT, "event loop: %s", strerror(errno));
 }
 
 /* Every connection not yet served gets no more chances. */
@@ -515,31 +638,75 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
     p->n.untried += target - p->count;
 }
 
+/* Give the active, idle connections their places in the open-loop schedule. */
+static void build_schedule(pool_t *p)
+{
+    p->slot_count = 0;
+    p->next_slot = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        conn_t *c = &p->conns[i];
+        if (c->active && c->state == CONN_IDLE) {
+            c->slot_index = (uint32_t)p->slot_count;
+            c->sched_sent = 0;
+            p->slots[p->slot_count++] = c;
+        }
+    }
+}
+
 /*
  * The window is what the rates are divided by: it ends when the requested
  * duration is up, or earlier when --timeout cuts it short.
  */
-void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline)
+void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
 {
-    samples_clear(&p->rtt_ns);
-    p->n.round_trips = 0;
+    hist_clear(p->rtt_ns);
+    p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
+    p->n.in_flight_at_end = 0;
+    for (size_t i = 0; i < p->count; i++)
+        p->conns[i].window_echoes = 0;
     uint64_t start = now_ns();
+    p->window_start = start;
     p->window_end = start + duration_ns;
     if (p->window_end > deadline)
         p->window_end = deadline; /* round trips after the deadline are not counted either */
-    p->issuing = true;
-    for (size_t i = 0; i < p->count; i++)
+    p->rate = rate;
+    if (rate > 0) {
+        build_schedule(p);
+        if (p->slot_count == 0)
+            p->rate = 0;
+    }
+    p->issuing = p->rate == 0;
+    for (size_t i = 0; p->issuing && i < p->count; i++)
         if (p->conns[i].active && p->conns[i].state == CONN_IDLE)
-            start_message(p, &p->conns[i]);
+            start_message(p, &p->conns[i], start);
 
-    while (now_ns() < p->window_end)
-        poll_once(p, p->window_end);
+    for (uint64_t now = now_ns(); now < p->window_end; now = now_ns()) {
+        uint64_t until = p->window_end;
+        if (p->rate > 0) {
+            run_schedule(p, now);
+            uint64_t due = slot_due(p, p->next_slot);
+            if (due < until)
+                until = due;
+        }
+        poll_once(p, until);
+    }
+    if (p->rate > 0)
+        run_schedule(p, now_ns()); /* the slots due in the window's last wait */
     p->issuing = false;
+    p->n.in_flight_at_end = p->busy;
     p->n.window_ns = p->window_end > start ? p->window_end - start : 0;
     if (p->window_end < start + duration_ns)
         p->timed_out = true; /* --timeout cut the window short */
+}
 
-    /* Nothing new is sent now; the echoes in flight must still come back whole. */
+/*
+ * Nothing new is scheduled now; the echoes in flight must still come back
+ * whole. In an open loop a connection's backlog (slots that fell due inside
+ * the window while its echo was out) still goes out, each send timed from
+ * its slot, so a server that stalls at the end of the window is not let off.
+ */
+void pool_drain(pool_t *p, uint64_t deadline)
+{
     uint64_t drain_end = now_ns() + DRAIN_NS;
     if (drain_end > deadline)
         drain_end = deadline;
@@ -556,6 +723,57 @@ void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline)
         else
             conn_fail(p, c, FAIL_LOST, "no echo of message %u within 10 s", c->msg);
     }
+    p->rate = 0;
+}
+
+/*
+ * shutdown(SHUT_WR) sends FIN: an echo server finishes what it owes and
+ * closes (RFC 862 has nothing more to send). Whatever arrives before that
+ * close was never sent; a reset instead of a close is a lost connection.
+ * A server that does not close within tail_ns is left alone: slowness here
+ * is not a fault.
+ */
+void pool_tail(pool_t *p, uint64_t tail_ns)
+{
+    size_t open = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        conn_t *c = &p->conns[i];
+        if (c->fd < 0 || c->state != CONN_IDLE)
+            continue;
+        shutdown(c->fd, SHUT_WR); /* fails only if already reset, which read() reports */
+        c->state = CONN_TAIL;
+        open++;
+    }
+    uint64_t until = now_ns() + tail_ns;
+    while (open > 0 && now_ns() < until) {
+        poll_once(p, until);
+        open = 0;
+        for (size_t i = 0; i < p->count; i++)
+            open += p->conns[i].state == CONN_TAIL;
+    }
+}
+
+static int by_value(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max)
+{
+    *min = *median = *max = -1;
+    long *v = malloc((p->count ? p->count : 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; v && i < p->count; i++)
+        if (p->conns[i].active)
+            v[n++] = p->conns[i].window_echoes;
+    if (n > 0) {
+        qsort(v, n, sizeof *v, by_value);
+        *min = v[0];
+        *median = v[(n - 1) / 2];
+        *max = v[n - 1];
+    }
+    free(v);
 }
 
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)

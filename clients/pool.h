@@ -8,14 +8,33 @@
  * message can be regenerated to check an echo without keeping a copy, and a
  * server that swaps bytes between clients or messages is caught.
  *
- * The modes in loadgen.c are built from four phases:
+ * The modes in loadgen.c are built from these phases:
  *   pool_grow          open more connections, each proving with one verified
  *                      echo that the server really serves it (a successful
  *                      connect() only proves the kernel queued it); then idle;
- *   pool_pingpong      connections marked active exchange messages back to
- *                      back for a while; every round trip is recorded;
+ *   pool_window        connections marked active exchange messages for a
+ *                      while: closed-loop (the next message as soon as the
+ *                      last echo is back) or open-loop (on a fixed schedule,
+ *                      see below); every round trip is recorded;
+ *   pool_drain         the echoes still owed when the window closed come
+ *                      back (they are timed too, but not counted in msgs);
+ *   pool_tail          half-close every connection and read until the server
+ *                      closes: any byte then is one it should not have sent;
  *   pool_idle          send nothing; only notice a server hanging up;
  *   pool_close_newest  shrink the set of open connections.
+ *
+ * Open loop (--rate R): slot j of the schedule is due at window start +
+ * j / R seconds and belongs to active connection j mod A (A active
+ * connections), so each connection's sends are due at fixed times R / A
+ * apart. A connection keeps at most one message in flight: when a send falls
+ * due while its previous echo is still out, the send waits in that
+ * connection's backlog (no memory: it is the connection's slots that are due
+ * and not yet sent) and goes out, in order, the moment the echo is back.
+ * Every round trip is timed from the slot's time, not from the write, so
+ * the time a message spent waiting behind a slow server is counted
+ * (wrk2's answer to coordinated omission). Sends the client itself made late
+ * (it was free, the slot was due, but the loop got there late) are counted
+ * apart, as the client's fault.
  */
 #ifndef LOADGEN_POOL_H
 #define LOADGEN_POOL_H
@@ -47,6 +66,7 @@ typedef enum {
     CONN_CONNECTING, /* connect() under way */
     CONN_BUSY,       /* a message is out and its echo is not all back */
     CONN_IDLE,       /* connected, nothing outstanding */
+    CONN_TAIL,       /* half-closed by pool_tail: waiting for the server's close */
     CONN_CLOSED,     /* closed by the client */
     CONN_FAILED,     /* given up; the pool's counters say why */
 } conn_state_t;
@@ -57,11 +77,16 @@ typedef struct {
     uint32_t msg;        /* number of the current message: seeds its payload */
     conn_state_t state;
     bool served;         /* its first echo came back intact */
-    bool active;         /* pool_pingpong: send again as soon as an echo is in */
+    bool active;         /* pool_window: exchanges messages (the others stay idle) */
     int interest;        /* what the loop watches for: LOOP_READ, LOOP_WRITE */
     size_t sent;         /* bytes of the current message written so far */
     size_t received;     /* bytes of its echo read and verified so far */
-    uint64_t started_ns; /* when connect() or the current message began */
+    uint64_t started_ns; /* when connect() or the current message was due (timed from) */
+    uint64_t done_ns;    /* when its last echo came back */
+    bool in_window;      /* the current message was due inside the window: time it */
+    uint32_t window_echoes; /* echoes that came back inside the window */
+    uint32_t slot_index; /* open loop: its place among the active connections */
+    uint64_t sched_sent; /* open loop: how many of its slots it has sent */
 } conn_t;
 
 /*
@@ -80,9 +105,16 @@ typedef struct {
     size_t timed_out;       /* served, and still waiting for an echo when --timeout ended the run */
     size_t corrupt;         /* an echo differed from what was sent */
     size_t untried;         /* never opened: pool_grow gave up first */
+    size_t client_errors;   /* connections lost to loadgen's own failure: no fd, no
+                               port, no loop registration; never the server's */
+    uint64_t duplicated;    /* bytes that arrived when no echo was owed */
     uint64_t bytes_verified; /* echoed bytes checked and found right */
-    uint64_t round_trips;   /* echoes completed in the last ping-pong window */
+    uint64_t round_trips;   /* echoes completed in the last window */
     uint64_t window_ns;     /* how long that window actually lasted */
+    uint64_t sends;         /* messages sent in the last window */
+    uint64_t late_sends;    /* open loop: sent over 1 ms after the client could have */
+    uint64_t lag_max_ns;    /* open loop: the worst of those delays */
+    size_t in_flight_at_end; /* echoes still owed when the window closed */
 } pool_counts_t;
 
 typedef struct {
@@ -96,10 +128,15 @@ typedef struct {
     size_t busy;           /* connections waiting for an echo */
     size_t connect_window; /* most connections between connect() and first echo */
     pool_counts_t n;
-    samples_t connect_ns;  /* connect() to established, per connection */
-    samples_t rtt_ns;      /* round trips in the last ping-pong window */
-    bool issuing;          /* ping-pong window open: active ones send again */
-    uint64_t window_end;   /* round trips finished after this are not counted */
+    histogram_t *connect_ns; /* connect() to established, per connection */
+    histogram_t *rtt_ns;   /* round trips of the messages due in the last window */
+    bool issuing;          /* closed loop: window open, active ones send again */
+    uint64_t window_start; /* messages due before this are not timed */
+    uint64_t window_end;   /* echoes finished after this are not counted in msgs */
+    double rate;           /* open loop: messages per second in total; 0: closed loop */
+    conn_t **slots;        /* open loop: the active connections, by slot_index */
+    size_t slot_count;     /* how many */
+    uint64_t next_slot;    /* open loop: the first slot of the schedule not yet visited */
     bool timed_out;        /* the overall deadline passed */
     char first_error[256]; /* the first failure, for the one-line summary */
     uint8_t *send_buf;     /* outgoing bytes, generated just before write() */
@@ -114,8 +151,23 @@ void pool_free(pool_t *p); /* closes every connection */
 /* Open `more` connections and wait until each is served or has failed. */
 void pool_grow(pool_t *p, size_t more, uint64_t deadline);
 
-/* Active connections ping-pong for duration_ns, then finish what is in flight. */
-void pool_pingpong(pool_t *p, uint64_t duration_ns, uint64_t deadline);
+/*
+ * Active connections exchange messages for duration_ns: closed-loop when
+ * rate is 0, otherwise open-loop at `rate` messages per second in total.
+ */
+void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline);
+
+/* After pool_window: wait (10 s at most) for the echoes still owed. */
+void pool_drain(pool_t *p, uint64_t deadline);
+
+/*
+ * Half-close every open connection and read until the server closes it, for
+ * tail_ns at most: bytes then count as duplicated, a reset as lost.
+ */
+void pool_tail(pool_t *p, uint64_t tail_ns);
+
+/* Echoes per active connection inside the last window: min, median, max (-1: none). */
+void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max);
 
 /* Send nothing for duration_ns, watching for connections the server drops. */
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline);

@@ -22,6 +22,27 @@
 
 /* ---- every system ------------------------------------------------------ */
 
+bool proc_forced_portable(void)
+{
+    const char *v = getenv("LADDER_FORCE_PORTABLE");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* Unknown on this system, or not to be read: said once on stderr. */
+__attribute__((unused)) static void note_unsupported(void)
+{
+    static bool said;
+    if (!said)
+        fprintf(stderr, "loadgen: note: --server-pid: %s; the server's CPU and memory figures "
+                        "are left null\n",
+                proc_forced_portable() ? "LADDER_FORCE_PORTABLE=1 reads no /proc"
+                                       : "no way to read another process's CPU and memory on "
+                                         "this system");
+    said = true;
+}
+
+static const proc_memory_t UNKNOWN_MEMORY = {-1, -1, -1, -1, -1};
+
 bool proc_exists(long pid)
 {
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
@@ -33,7 +54,7 @@ static int by_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-#if defined(__linux__) || defined(__APPLE__) /* the systems that can read CPU time */
+#if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) /* they read CPU time */
 /* Room for `count` readings; the caller fills pids[] and ns[] in step. */
 static int cpu_alloc(proc_cpu_t *r, size_t count)
 {
@@ -226,15 +247,20 @@ static void add_memory(long pid, proc_memory_t *m)
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
+    if (proc_forced_portable()) {
+        note_unsupported();
+        *out = UNKNOWN_MEMORY;
+        return -1;
+    }
     size_t n;
     long *tree = find_tree(pid, &n);
-    *out = (proc_memory_t){0};
+    *out = (proc_memory_t){.footprint_kb = -1}; /* a macOS figure */
     for (size_t i = 0; i < n; i++)
         add_memory(tree[i], out);
     free(tree);
     if (n > 0 && out->procs > 0)
         return 0;
-    *out = (proc_memory_t){-1, -1, -1, -1};
+    *out = UNKNOWN_MEMORY;
     return -1;
 }
 
@@ -255,6 +281,11 @@ static bool process_cpu_ns(long pid, uint64_t *ns)
 
 int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
+    if (proc_forced_portable()) {
+        note_unsupported();
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
     size_t n;
     long *tree = find_tree(pid, &n);
     if (n == 0 || cpu_alloc(out, n) < 0) {
@@ -276,6 +307,7 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
 #include <libproc.h>
 #include <mach/mach_time.h>
 #include <sys/proc_info.h>
+#include <sys/resource.h>
 
 /* Enough for a forking server at C10K. */
 #define MAX_TREE 20000
@@ -325,11 +357,15 @@ int proc_tree_memory(long pid, proc_memory_t *out)
         out->procs++;
         out->threads += ti.pti_threadnum;
         out->rss_kb += (long)(ti.pti_resident_size / 1024);
+        /* rusage_info_t is a void *: the buffer is passed through a pointer to it. */
+        struct rusage_info_v2 ri;
+        if (proc_pid_rusage((int)tree[i], RUSAGE_INFO_V2, (rusage_info_t *)&ri) == 0)
+            out->footprint_kb += (long)(ri.ri_phys_footprint / 1024);
     }
     free(tree);
     if (out->procs > 0)
         return 0;
-    *out = (proc_memory_t){-1, -1, -1, -1};
+    *out = UNKNOWN_MEMORY;
     return -1;
 }
 
@@ -356,23 +392,123 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     return 0;
 }
 
+#elif defined(__FreeBSD__)
+/* ---- FreeBSD: the kern.proc sysctl ------------------------------------- */
+
+#include <sys/sysctl.h>
+#include <sys/user.h>
+
+/*
+ * Every process on the machine (KERN_PROC_PROC: one entry per process, not
+ * per thread); malloc'ed. The table can grow between the two calls, hence
+ * the margin and the retry on ENOMEM.
+ */
+static struct kinfo_proc *all_processes(size_t *count)
+{
+    int mib[3] = {CTL_KERN, KERN_PROC, KERN_PROC_PROC};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        size_t len = 0;
+        if (sysctl(mib, 3, NULL, &len, NULL, 0) < 0)
+            return NULL;
+        len += len / 4 + sizeof(struct kinfo_proc);
+        struct kinfo_proc *kp = malloc(len);
+        if (!kp)
+            return NULL;
+        if (sysctl(mib, 3, kp, &len, NULL, 0) == 0) {
+            *count = len / sizeof *kp;
+            return kp;
+        }
+        free(kp);
+        if (errno != ENOMEM)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Whether pid is root or descends from it, following ki_ppid up the table. */
+static bool in_tree(const struct kinfo_proc *kp, size_t n, pid_t pid, pid_t root)
+{
+    for (int depth = 0; depth < 64 && pid > 1; depth++) {
+        if (pid == root)
+            return true;
+        pid_t parent = -1;
+        for (size_t i = 0; i < n && parent < 0; i++)
+            if (kp[i].ki_pid == pid)
+                parent = kp[i].ki_ppid;
+        pid = parent;
+    }
+    return pid == root;
+}
+
+/* The tree's entries, moved to the front of the table; how many. */
+static size_t select_tree(struct kinfo_proc *kp, size_t n, long root)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool mine = kp[i].ki_pid == (pid_t)root || kp[i].ki_ppid == (pid_t)root ||
+                    in_tree(kp, n, kp[i].ki_ppid, (pid_t)root);
+        if (mine) {
+            struct kinfo_proc keep = kp[i];
+            kp[kept++] = keep;
+        }
+    }
+    return kept;
+}
+
+int proc_tree_memory(long pid, proc_memory_t *out)
+{
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    *out = (proc_memory_t){.pss_kb = -1, .footprint_kb = -1};
+    size_t kept = kp ? select_tree(kp, n, pid) : 0;
+    long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    for (size_t i = 0; i < kept; i++) {
+        out->procs++;
+        out->threads += kp[i].ki_numthreads;
+        out->rss_kb += (long)kp[i].ki_rssize * page_kb;
+    }
+    free(kp);
+    if (out->procs > 0)
+        return 0;
+    *out = UNKNOWN_MEMORY;
+    return -1;
+}
+
+static int by_ki_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct kinfo_proc *)a)->ki_pid, y = ((const struct kinfo_proc *)b)->ki_pid;
+    return (x > y) - (x < y);
+}
+
+/* ki_runtime: the process's run time over all its threads, in microseconds. */
+int proc_tree_cpu(long pid, proc_cpu_t *out)
+{
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    size_t kept = kp ? select_tree(kp, n, pid) : 0;
+    if (kept == 0 || cpu_alloc(out, kept) < 0) {
+        free(kp);
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
+    qsort(kp, kept, sizeof *kp, by_ki_pid);
+    for (size_t i = 0; i < kept; i++) {
+        out->pids[i] = kp[i].ki_pid;
+        out->ns[i] = (uint64_t)kp[i].ki_runtime * 1000u;
+    }
+    out->count = kept;
+    free(kp);
+    return 0;
+}
+
 #else
 /* ---- elsewhere: unknown, said once ------------------------------------- */
-
-static void note_unsupported(void)
-{
-    static bool said;
-    if (!said)
-        fprintf(stderr, "loadgen: note: --server-pid: no way to read another process's CPU "
-                        "and memory on this system; those figures are left null\n");
-    said = true;
-}
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
     (void)pid;
     note_unsupported();
-    *out = (proc_memory_t){-1, -1, -1, -1};
+    *out = UNKNOWN_MEMORY;
     return -1;
 }
 

@@ -25,10 +25,19 @@
  * to far more than the machine spends. PSS (proportional set size) divides
  * each shared page among its sharers: the honest sum (Linux only).
  *
- * Off Linux: on macOS libproc gives each process's total CPU time and
- * resident size (the server and its direct children; no PSS); elsewhere the
- * figures are unknown. Either way the run goes on and stderr says once what
- * is missing.
+ * Off Linux: on macOS libproc gives each process's total CPU time
+ * (proc_pidinfo PROC_PIDTASKINFO), resident size and physical footprint
+ * (proc_pid_rusage's ri_phys_footprint: the memory the kernel charges the
+ * process, shared pages not divided, what Activity Monitor shows as
+ * "Memory"), for the server and its direct children; there is no PSS. On
+ * FreeBSD the kern.proc sysctl's kinfo_proc gives CPU time (ki_runtime, in
+ * microseconds), resident pages and threads, for the whole tree. Elsewhere
+ * the figures are unknown. Either way the run goes on and stderr says once
+ * what is missing.
+ *
+ * LADDER_FORCE_PORTABLE=1 in the environment makes a Linux build take the
+ * off-Linux path of the whole client (proc_forced_portable): here, no
+ * /proc-derived figure at all, every one null.
  */
 #ifndef LOADGEN_PROC_H
 #define LOADGEN_PROC_H
@@ -43,7 +52,11 @@ typedef struct {
     long threads; /* their threads, summed */
     long rss_kb;  /* resident set, summed */
     long pss_kb;  /* proportional set size, summed (Linux) */
+    long footprint_kb; /* physical footprint, summed (macOS) */
 } proc_memory_t;
+
+/* LADDER_FORCE_PORTABLE=1: behave as off Linux (see above). */
+bool proc_forced_portable(void);
 
 /* Whether a process with this id exists (also one we may not signal). */
 bool proc_exists(long pid);

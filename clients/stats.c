@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -27,53 +28,95 @@ double self_cpu_ms(void)
     return us / 1e3;
 }
 
-void samples_add(samples_t *s, uint64_t ns)
+/* Index of the highest set bit; v > 0. */
+static unsigned top_bit(uint64_t v)
 {
-    if (s->count == s->capacity) {
-        size_t capacity = s->capacity ? s->capacity * 2 : 4096;
-        uint64_t *grown = realloc(s->ns, capacity * sizeof *grown);
-        if (!grown) {
-            fprintf(stderr, "loadgen: out of memory for %zu latency samples\n", capacity);
-            exit(1);
-        }
-        s->ns = grown;
-        s->capacity = capacity;
+    unsigned b = 0;
+    while (v >>= 1)
+        b++;
+    return b;
+}
+
+/*
+ * Values below 2 * HIST_SUB are their own bucket. Above, a value with its
+ * top bit at position b (b > HIST_SUB_BITS) keeps its HIST_SUB_BITS + 1 top
+ * bits: shift = b - HIST_SUB_BITS drops the rest, and the bucket is
+ * shift * HIST_SUB + (v >> shift), which continues the exact range without
+ * a gap or an overlap.
+ */
+size_t hist_bucket_of(uint64_t v)
+{
+    if (v < 2 * HIST_SUB)
+        return (size_t)v;
+    unsigned shift = top_bit(v) - HIST_SUB_BITS;
+    return (size_t)shift * HIST_SUB + (size_t)(v >> shift);
+}
+
+void hist_bucket_bounds(size_t bucket, uint64_t *lo, uint64_t *hi)
+{
+    if (bucket < 2 * HIST_SUB) {
+        *lo = *hi = bucket;
+        return;
     }
-    s->ns[s->count++] = ns;
+    unsigned shift = (unsigned)(bucket / HIST_SUB) - 1;
+    uint64_t top = bucket - (size_t)shift * HIST_SUB; /* HIST_SUB .. 2 * HIST_SUB - 1 */
+    *lo = top << shift;
+    *hi = *lo + ((1ULL << shift) - 1);
 }
 
-void samples_clear(samples_t *s)
+void hist_clear(histogram_t *h)
 {
-    s->count = 0;
+    memset(h, 0, sizeof *h);
 }
 
-void samples_free(samples_t *s)
+void hist_add(histogram_t *h, uint64_t ns)
 {
-    free(s->ns);
-    *s = (samples_t){0};
+    size_t b = hist_bucket_of(ns);
+    if (b >= HIST_BUCKETS)
+        b = HIST_BUCKETS - 1;
+    h->counts[b]++;
+    if (h->total == 0 || ns < h->min)
+        h->min = ns;
+    if (ns > h->max)
+        h->max = ns;
+    h->total++;
 }
 
-static int compare_u64(const void *a, const void *b)
+double hist_percentile(const histogram_t *h, double p)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    if (h->total == 0)
+        return NAN;
+    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->total);
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (size_t b = 0; b < HIST_BUCKETS; b++) {
+        seen += h->counts[b];
+        if (seen < rank)
+            continue;
+        uint64_t lo, hi;
+        hist_bucket_bounds(b, &lo, &hi);
+        double mid = ((double)lo + (double)hi) / 2.0;
+        /* No sample lies outside [min, max], so neither does a percentile. */
+        if (mid < (double)h->min)
+            mid = (double)h->min;
+        if (mid > (double)h->max)
+            mid = (double)h->max;
+        return mid;
+    }
+    return (double)h->max;
 }
 
-/* Nearest rank: the smallest sample with at least p percent at or below it. */
-static double percentile(const samples_t *sorted, double p)
+summary_t hist_summarize(const histogram_t *h)
 {
-    size_t rank = (size_t)ceil(p / 100.0 * (double)sorted->count);
-    return (double)sorted->ns[rank > 0 ? rank - 1 : 0];
-}
-
-summary_t samples_summarize(samples_t *s)
-{
-    summary_t sum = {.count = s->count, .p50 = NAN, .p99 = NAN, .max = NAN};
-    if (s->count == 0)
-        return sum;
-    qsort(s->ns, s->count, sizeof *s->ns, compare_u64);
-    sum.p50 = percentile(s, 50);
-    sum.p99 = percentile(s, 99);
-    sum.max = (double)s->ns[s->count - 1];
-    return sum;
+    summary_t s = {.count = h->total, .p50 = NAN, .p90 = NAN, .p99 = NAN, .p999 = NAN,
+                   .max = NAN};
+    if (h->total == 0)
+        return s;
+    s.p50 = hist_percentile(h, 50);
+    s.p90 = hist_percentile(h, 90);
+    s.p99 = hist_percentile(h, 99);
+    s.p999 = hist_percentile(h, 99.9);
+    s.max = (double)h->max;
+    return s;
 }

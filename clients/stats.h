@@ -1,10 +1,14 @@
 /*
- * stats.h - clocks and latency samples.
+ * stats.h - clocks and latency histograms.
  *
- * Latencies come from the monotonic clock (wall-clock time can jump). Every
- * sample is kept, 8 bytes each, and percentiles come from sorting them all:
- * exact figures with no bucket widths to argue about. A 5-second C10K run
- * collects around a million round trips, so a few megabytes.
+ * Latencies come from the monotonic clock (wall-clock time can jump) and go
+ * into a log-linear histogram of fixed size, in the manner of HdrHistogram:
+ * values below 256 ns have a bucket each; above, every power of two is cut
+ * into 128 equal buckets, so a bucket is never wider than 1/128 of the
+ * smallest value in it. A percentile is read as the middle of its bucket,
+ * which is then within 0.4 % of the true sample (the exact maximum and
+ * minimum are kept beside the buckets). The memory is the same whether a
+ * run records ten round trips or a hundred million: about 58 KiB.
  */
 #ifndef LOADGEN_STATS_H
 #define LOADGEN_STATS_H
@@ -22,22 +26,35 @@ uint64_t now_ns(void);
 /* CPU time (user + system) this process has used so far, in milliseconds. */
 double self_cpu_ms(void);
 
-typedef struct {
-    uint64_t *ns;    /* the samples, in nanoseconds */
-    size_t count;    /* how many are in use */
-    size_t capacity; /* how many fit before the array grows */
-} samples_t;
+/* Buckets per power of two: the resolution. 128 gives at most 1/128 (0.78 %) width. */
+#define HIST_SUB_BITS 7
+#define HIST_SUB (1u << HIST_SUB_BITS)
+/* Enough buckets for any uint64_t: shifts 0 to 56 above the exact range. */
+#define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB)
 
 typedef struct {
-    size_t count;
-    double p50, p99, max; /* nanoseconds; NAN when there are no samples */
+    uint64_t counts[HIST_BUCKETS];
+    uint64_t total; /* samples recorded */
+    uint64_t min, max;
+} histogram_t;
+
+typedef struct {
+    uint64_t count;
+    /* nanoseconds; NAN when there are no samples */
+    double p50, p90, p99, p999, max;
 } summary_t;
 
-void samples_add(samples_t *s, uint64_t ns);
-void samples_clear(samples_t *s);
-void samples_free(samples_t *s);
+void hist_clear(histogram_t *h);
+void hist_add(histogram_t *h, uint64_t ns);
 
-/* Sorts the samples in place and reads the percentiles off the order. */
-summary_t samples_summarize(samples_t *s);
+/* Nearest-rank percentiles (the smallest value with at least p % at or below it). */
+summary_t hist_summarize(const histogram_t *h);
+
+/* The value reported for percentile p (0 to 100), NAN when empty. */
+double hist_percentile(const histogram_t *h, double p);
+
+/* Exposed for the histogram's own accuracy check: bucket of a value, and its bounds. */
+size_t hist_bucket_of(uint64_t v);
+void hist_bucket_bounds(size_t bucket, uint64_t *lo, uint64_t *hi);
 
 #endif /* LOADGEN_STATS_H */
