@@ -9,6 +9,13 @@
 #
 # The numbers and verdicts are computed by scripts/lib/report.awk; this
 # file only lays them out. Set NO_PLOTS=1 to skip gnuplot.
+#
+# Exit status: 0 when every claim was measured or left out for a reason
+# the platform or an optional tool explains (a finding that contradicts a
+# claim included); 1 when a server misbehaved in any run of a claim or a
+# measurement that should have been made was not; 2 without raw results.
+# Runs on bash 3.2 and the BWK awk (macOS's): multi-line values reach awk
+# through files or the environment, never through -v.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,27 +25,38 @@ if [ ! -r "$RAW/settings.env" ]; then
     echo "report.sh: $RAW/settings.env not found (run scripts/reproduce.sh first)" >&2
     exit 2
 fi
+# Every setting is exported, so that report.awk reads it from ENVIRON.
+set -a
 source "$RAW/settings.env"
+set +a
+# Settings an older raw folder may not have.
+: "${LOAD_RUNGS:=}" "${LOAD_N:=}" "${LOAD_RATE:=}" "${LOAD_REPS:=}" "${LOAD_DURATION:=}" "${LOAD_STATUS:=}"
+: "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}" "${MEM_KEY:=server_pss_kb}"
+: "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
+: "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}" "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
+export LOAD_RUNGS LOAD_N LOAD_RATE LOAD_STATUS SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
+REPORT_OUT=$RESULTS
+export REPORT_OUT
+MEM_NAME=PSS
+[ "$MEM_KEY" = server_pss_kb ] || MEM_NAME=footprint
 
 rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv "$RESULTS"/report.md
 shopt -s nullglob
-awk -v out="$RESULTS" -v rungs="$RUNGS" -v hold="$STALL_HOLD" -v idle_s="$IDLE_SECONDS" \
-    -v mem_rungs="$MEM_RUNGS" -v mem_n="${MEM_NS##* }" -v c10k_rungs="$C10K_RUNGS" -v c10k_claim="${C10K_CLAIM:-$C10K_RUNGS}" -v c10k_n="$C10K_N" \
-    -v scan_last="${SCAN_IDLE##*,}" -v scan_last_select="${SCAN_IDLE_SELECT##*,}" -v yard_ns="$YARD_NS" \
-    -v busy_status="$BUSY_STATUS" -v yard_status="$YARD_STATUS" \
-    -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"
+awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"
 shopt -u nullglob
 
 # md FILE COLUMN=HEADER...: a CSV file as a Markdown table ("n/a" for empty
-# cells, yes/no for booleans).
+# cells, yes/no for booleans). The column specs are joined with "|", which
+# no Markdown cell can hold anyway.
 md() {
-    local file=$RESULTS/$1
+    local file=$RESULTS/$1 spec
     shift
     [ -s "$file" ] || { echo "(no data: ${file##*/} was not written)"; return; }
-    awk -F, -v spec="$(printf '%s\n' "$@")" '
+    spec=$(printf '%s|' "$@")
+    awk -F, -v spec="${spec%|}" '
         NR == 1 {
             for (i = 1; i <= NF; i++) idx[$i] = i
-            n = split(spec, s, "\n")
+            n = split(spec, s, "|")
             for (j = 1; j <= n; j++) { c[j] = substr(s[j], 1, index(s[j], "=") - 1); h = h " " substr(s[j], index(s[j], "=") + 1) " |"; l = l (j == 1 ? "---|" : "--:|") }
             print "|" h; print "|" l
             next
@@ -67,20 +85,24 @@ plots() {
             END { nn = split(ns, n, " "); nr = split(rungs, r, " ")
                   for (i = 1; i <= nr; i++) { printf "%s", r[i]; for (j = 1; j <= nn; j++) printf " %s", ((r[i], n[j]) in v) ? v[r[i], n[j]] : "NaN"; print "" } }' \
             "$RESULTS/memory_per_conn.csv" >"$dat"
-        gnuplot -e "kind='memory'; data='$dat'; ns='${MEM_NS#1 }'; rungs_mem='$MEM_RUNGS'; term='svg'; out='$RESULTS/memory.svg'; ylab='server memory per connection, PSS (KiB)'; ttl='What one more connection costs the server'" "$gp"
+        gnuplot -e "kind='memory'; data='$dat'; ns='${MEM_NS#1 }'; rungs_mem='$MEM_RUNGS'; term='svg'; out='$RESULTS/memory.svg'; ylab='server memory per connection, $MEM_NAME (KiB)'; ttl='What one more connection costs the server'" "$gp"
         rm -f "$dat"
     fi
 }
 
 report_md() {
     local quick=""
-    [ "$QUICK" = 1 ] && quick=" A **--quick** smoke run: fewer repetitions and smaller N; not the project's claims."
+    [ "$QUICK" = 1 ] && quick=" A **--quick** run: fewer repetitions and smaller N; not the project's claims."
+    [ "${SMOKE:-0}" = 1 ] && quick=" A **--smoke** run: tiny counts, one run each, to exercise the path; not the project's claims."
     cat <<EOF
 # The I/O ladder, measured on this machine
 
 Made by \`scripts/reproduce.sh\` on $M_DATE in $ELAPSED.$quick Every verdict is
 computed by \`scripts/lib/report.awk\` from the tables below and prints its
-inputs and thresholds; "not measured" says what was missing.
+inputs and thresholds. **NOT reproduced** means the numbers contradict the claim, or the server
+misbehaved in some run of it (any corrupt, lost, refused, reset, unanswered, timed-out,
+duplicated or extra byte); **not measured** says what was missing, and whether the platform or an
+optional tool explains it.
 
 ## Verdicts
 
@@ -91,61 +113,77 @@ $(awk -F'\t' '{ printf "| %s | **%s**: %s |\n", $1, $2, $3 }' "$RESULTS/verdicts
 ## Machine
 
 $M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS), $M_MEM; $M_KERNEL, $M_DISTRO; $M_COMPILER;
-build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start $M_LOAD; open files $M_NOFILE;
-somaxconn $M_SOMAXCONN; ephemeral ports $M_PORTS; libuv: ${M_LIBUV:-none}.
+build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start ${M_LOAD:-unknown}; open files $M_NOFILE;
+accept queue limit ${M_SOMAXCONN:-unknown}; ephemeral ports ${M_PORTS:-unknown}; libuv: ${M_LIBUV:-none}.
 Listen queue of the whole network namespace (drops would show as connects near 1000 ms):
-before ${M_LISTEN_BEFORE:-?}, after ${M_LISTEN_AFTER:-?}.
-06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.
+before ${M_LISTEN_BEFORE:-unknown}, after ${M_LISTEN_AFTER:-unknown}.
+Platform: $PLATFORM$([ "$PORTABLE" = 1 ] && printf '%s' "; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through the shim, connections from 127.0.0.1 only)").
+$KQUEUE_TEXT
+${PIN_TEXT:-Pinning: server and loadgen pinned with taskset, as the settings below say.}
+$([ -n "$SKIPPED_TOOLS" ] && printf 'Skipped: %s\n' "$SKIPPED_TOOLS")
+$([ "${PORT_WAIT_S:-0}" != 0 ] && printf 'Waited %s s in all for ephemeral ports in TIME_WAIT to come free (at most %s fresh ports within %s s).\n' "$PORT_WAIT_S" "${PORT_BUDGET:-?}" "${PORT_TIME_WAIT_S:-?}")
 
 ## Settings
 
 - Each measurement: a fresh server on a kernel-chosen loopback port, one \`loadgen ... --json --timeout T\`
-  (its own deadline, so it prints a partial result and the reason), wrapped in \`timeout\` T + $LG_MARGIN s; SIGTERM, exit 0 expected.
-- Stall: \`stall --hold $STALL_HOLD\`, $STALL_RUNS runs per rung (medians; they vary by well under a millisecond).
+  (its own deadline, so it prints a partial result and the reason), inside a watchdog at T + $LG_MARGIN s; SIGTERM, exit 0 expected.
+- Stall: \`stall --hold $STALL_HOLD\`, $STALL_RUNS runs per rung (median, min-max).
 - Idle CPU: \`hold -n $IDLE_CLIENTS --duration $IDLE_SECONDS --server-pid PID\` (01-blocking and busy-poll: \`-n 1\`). Busy-poll: $BUSY_TEXT.
-- Memory: \`hold -n N --duration 1 --server-pid PID\` at N = $MEM_NS; per connection = (PSS at N - PSS at 1) / (N - 1).
-- Select ceiling: \`hold -n $SELECT_N --allow-refused\` against 04-select.
+- Memory: \`hold -n N --duration 1 --server-pid PID\` at N = $MEM_NS, one run each (a count of pages, not a timing);
+  per connection = ($MEM_NAME at N - $MEM_NAME at 1) / (N - 1).
+- Select ceiling: \`hold -n $SELECT_N --allow-refused\` against 04-select, one run (a count).
 - Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT; 02-fork and 03-threads:
-  ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}, their line is flat and 10 000 forks take long), $SCAN_REPS runs per rung (medians; the
-  medians of 3 agreed within a few per cent, so 2 are kept). Server and loadgen pinned to CPU $SCAN_CPU
-  (the first allowed CPU), so a round trip is two context switches on one CPU.
-- C10K and yardstick load: \`c10k -n N --duration $C10K_DURATION\`, server on CPU $C10K_SERVER_CPU and loadgen on CPU $C10K_CLIENT_CPU;
-  N = $C10K_N for $C10K_RUNGS (07-epoll twice back to back; the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s), and
-  N = $YARD_NS for 07-epoll and uv-echo.
+  ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}: their line is flat and 10 000 forks take long), $SCAN_REPS runs per rung (median, min-max),
+  server and loadgen on CPU ${SCAN_CPU:-?}, so that a round trip is two context switches on one CPU.
+- C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`, server on CPU ${C10K_SERVER_CPU:-?} and
+  loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
+- Equal offered load, open loop: \`c10k -n ${LOAD_N:-?} --rate ${LOAD_RATE:-?} --duration ${LOAD_DURATION:-?}\`, ${LOAD_REPS:-?} runs each of
+  ${LOAD_RUNGS:-?} (median, min-max), on the same CPUs as C10K; each round trip is timed from its message's intended send time.${LOAD_STATUS:+ Not measured: $LOAD_STATUS.}
   Yardstick: $YARD_TEXT.
 
 ## 1. Stall
 
-$(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_max=max after_close_ms="after A closed (ms)" stalled_ntrue="runs stalled" error=error)
+$(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_max=max after_close_ms="after A closed (ms)" stalled_ntrue="runs stalled" faulty_runs="faulty runs" error=error)
 
 ## 2. Idle CPU
 
-$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_threads=threads server_rss_kb="RSS (KiB)" error=error)
+$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_threads=threads server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
 
 ## 3. Memory and setup time per connection
 
-$(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" server_procs=processes server_threads=threads setup_us_per_conn="setup (µs/conn)" error=error)
+$(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" server_footprint_kb="footprint (KiB)" server_procs=processes server_threads=threads setup_us_per_conn="setup (µs/conn)" faulty_runs="faulty runs" error=error)
 
-$(md memory_per_conn.csv rung=rung n=N pss_kb_per_conn="PSS per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
+$(md memory_per_conn.csv rung=rung n=N mem_kb_per_conn="$MEM_NAME per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
 
 ## 4. The select ceiling
 
-$(md select.csv rung=rung requested=requested served=served refused=refused lost=lost corrupt=corrupt still_open="still open" server_refusal_lines="server's FD_SETSIZE lines" error=error)
+$(md select.csv rung=rung requested=requested served=served refused=refused lost=lost corrupt=corrupt still_open="still open" server_refusal_lines="server's FD_SETSIZE lines" faulty_runs="faulty runs" error=error)
 
 ## 5. O(n) against O(ready)
 
-$(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min rtt_p50_us_max=max rtt_p99_us="p99 (µs)" server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" error=error)
+$(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min rtt_p50_us_max=max rtt_p99_us="p99 (µs)" server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" faulty_runs="faulty runs" error=error)
 
-## 6. C10K
-With every connection busy, the round trip is queueing (about N / messages per second); the figure to
-compare between rungs is the server's CPU time per message. A run is **client-bound** when loadgen used
-90% or more of its core: its messages/s is the client's limit, not the server's.
+## 6. C10K, closed loop: how many can it hold
 
-$(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered failed=failed corrupt=corrupt msgs_per_s="messages/s" server_cpu_us_per_msg="server CPU per message (µs)" client_cpu_pct="client CPU (%)" client_bound="client-bound" rtt_p50_us="rtt p50 (µs)" connect_ms_max="slowest connect (ms)" server_rss_kb="RSS (KiB)" server_threads=threads error=error)
+Each connection sends its next message when its echo is back, so the client sets the pace and the
+round trip is queueing (about N / messages per second). What counts here is that every connection was
+served and made progress in the window (echoes per connection: min / median / max); what a message
+costs each server is compared at equal offered load, in section 7.
 
-## 7. Yardstick: 07-epoll beside libuv
+$(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered corrupt=corrupt duplicated=duplicated client_errors="client errors" msgs=msgs echoes_per_conn_min="echoes/conn min" echoes_per_conn_p50=median echoes_per_conn_max=max msgs_per_s="messages/s" saturated=saturated connect_ms_max="slowest connect (ms)" server_hwm_kb="peak RSS (KiB)" server_threads=threads faulty_runs="faulty runs" error=error)
 
-$(md yardstick.csv rung=rung n=N runs=runs server_cpu_us_per_msg="server CPU per message (µs)" msgs_per_s="messages/s" client_bound_ntrue="client-bound runs" server_rss_kb="RSS (KiB)" server_hwm_kb="peak RSS (KiB)" error=error)
+## 7. Equal offered load: what a message costs each server
+
+Every server gets the same N connections and the same open-loop rate, low enough that neither loadgen
+nor any compared server is saturated, so each server's CPU per message is measured at the same load (an
+event loop serves more ready connections per wakeup when it is busier, so unequal loads would not
+compare). Medians, with min-max over the runs.
+
+$(md load.csv rung=rung n=N runs=runs rate_offered="offered (msg/s)" rate_achieved=achieved server_cpu_pct="server CPU (% of core)" server_cpu_pct_min=min server_cpu_pct_max=max server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_us_per_msg_min=min server_cpu_us_per_msg_max=max rtt_p50_us="p50 (µs)" rtt_p99_us="p99 (µs)" rtt_p99_us_min=min rtt_p99_us_max=max rtt_p999_us="p99.9 (µs)" client_cpu_pct_max="client CPU max (%)" saturated_nsat="saturated runs" echoes_per_conn_min_min="echoes/conn min" faulty_runs="faulty runs" error=error)
+
+## 8. Yardstick: $YARD_RUNG beside libuv
+
+$(md yardstick.csv rung=rung n=N runs=runs server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_us_per_msg_min=min server_cpu_us_per_msg_max=max server_cpu_pct="server CPU (%)" rtt_p99_us="p99 (µs)" faulty_runs="faulty runs" error=error)
 
 ## Problems
 
@@ -159,3 +197,8 @@ mkdir -p "$RESULTS/logs"
 plots 2>>"$RESULTS/logs/gnuplot.log" || true
 report_md >"$RESULTS/report.md"
 awk -F'\t' '{ printf "%-10s %s: %s\n", $1, $2, $3 }' "$RESULTS/verdicts.tsv"
+# A server that misbehaved, or a measurement that was not made, fails the run.
+if awk -F'\t' '$4 == "server" || $4 == "failed" { bad = 1 } END { exit !bad }' "$RESULTS/verdicts.tsv"; then
+    exit 1
+fi
+exit 0

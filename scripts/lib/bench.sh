@@ -1,14 +1,19 @@
 # Sourced by scripts/reproduce.sh: starting and stopping the servers under
-# test, running the load client, and cleaning up after both.
+# test, running the load client, and cleaning up after both. Written in the
+# bash 3.2 subset (macOS's bash: no associative arrays, no EPOCHREALTIME
+# there, no "${a[@]}" of an empty array under set -u) with POSIX tools; on
+# Linux it reads /proc, elsewhere (and with LADDER_FORCE_PORTABLE=1) ps(1).
 #
 # Every process started here is tracked by pid and only those pids are ever
 # signalled. Every wait is bounded: a server that does not announce itself,
 # a load client that does not finish, or a server that does not exit after
 # SIGTERM is stopped and reported, never waited on forever.
 #
-# Expects: BIN (the build's bin/ folder), RAW (where JSON lines go), LOGS
-# (where stderr worth keeping goes), TMP (scratch, removed on exit; servers
-# built by the script itself, the yardstick and busy-poll, are in TMP/bin).
+# Expects: BIN (the build's bin/ folder), LOADGEN (the load client to run),
+# RAW (where JSON lines go), LOGS (where stderr worth keeping goes), TMP
+# (scratch, removed on exit; servers built by the script itself, the
+# yardstick and busy-poll, are in TMP/bin), USE_PROC (1: read /proc),
+# PIN ("taskset", "cpuset" or "": how to pin a process to a CPU).
 
 # Seconds to wait for a server's "listening on 127.0.0.1:PORT" line.
 SERVER_START_TIMEOUT=5
@@ -17,57 +22,72 @@ SERVER_START_TIMEOUT=5
 SERVER_STOP_TIMEOUT=20
 # Exiting later than this after SIGTERM is noted in the report.
 SERVER_SLOW_STOP=3
-# The timeout wrapper gives loadgen this many seconds beyond its own
-# deadline (--timeout), so that loadgen, not the wrapper, ends a run that
+# The watchdog around loadgen gives it this many seconds beyond its own
+# deadline (--timeout), so that loadgen, not the watchdog, ends a run that
 # overruns: it then prints its partial result and the reason.
 LG_MARGIN=15
 
-SERVER_PID=""  # the server now running, if any
+SERVER_PID=""   # the server now running, if any
 SERVER_START="" # its start time (proc_start)
 SERVER_PORT=""
 SERVER_NAME=""
-SERVER_TAG=""  # what it is being used for: names its stderr log
-LOADGEN_PID="" # the load client (under timeout) now running, if any
+SERVER_TAG=""   # what it is being used for: names its stderr log
+SERVER_STOP=""  # how it stopped: "ok", or what went wrong (for the JSON line)
+LOADGEN_PID=""  # the load client now running, if any
 LOADGEN_START=""
 
-PROBLEMS=()    # server misbehaviour: reported, and a non-zero exit
-FAILURES=()    # measurements that could not be made: a non-zero exit
-NOTES=()       # loadgen gave a result but exited non-zero: worth a look
+N_PROBLEMS=0    # server misbehaviour outside any claim's run
+N_FAILURES=0    # measurements that could not be made
 # Each of them is also a line of RAW/problems.txt, for the report.
 
-START_TIME=$EPOCHREALTIME
+# The clock, in seconds with a fraction where the shell has one (bash 5's
+# EPOCHREALTIME), whole seconds otherwise (macOS's bash 3.2 has no
+# EPOCHREALTIME, and date +%N is GNU's). LC_ALL=C keeps the decimal point.
+now() {
+    if [ -n "${EPOCHREALTIME:-}" ]; then printf '%s' "$EPOCHREALTIME"; else date +%s; fi
+}
+START_TIME=$(now)
 
 # One progress line on stderr, prefixed with the elapsed time.
 log() {
-    local now=$EPOCHREALTIME
-    awk -v a="$START_TIME" -v b="$now" -v msg="$*" \
+    awk -v a="$START_TIME" -v b="$(now)" -v msg="$*" \
         'BEGIN { printf "[%6.1fs] %s\n", b - a, msg > "/dev/stderr" }'
 }
 
 problem() {
-    PROBLEMS+=("$*")
+    N_PROBLEMS=$((N_PROBLEMS + 1))
     log "PROBLEM: $*"
     echo "server: $*" >>"$RAW/problems.txt"
 }
 
 failure() {
-    FAILURES+=("$*")
+    N_FAILURES=$((N_FAILURES + 1))
     log "FAILED: $*"
     echo "measurement not made: $*" >>"$RAW/problems.txt"
 }
 
 note() {
-    NOTES+=("$*")
     echo "note: $*" >>"$RAW/problems.txt"
 }
 
-# The CPUs this process may run on (its affinity: a container's cpuset or a
-# taskset around the script), as "0 1 ...". CPU 0 is not always among them.
+# The number of CPUs online: getconf on Linux and macOS, sysctl on the BSDs.
+cpu_count() {
+    getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1
+}
+
+# The CPUs this process may run on, as "0 1 ...": on Linux its affinity (a
+# container's cpuset or a taskset around the script: CPU 0 is not always
+# among them), on FreeBSD its cpuset(1) mask, elsewhere all of them.
 allowed_cpus() {
-    local list
-    list=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*: *//p')
-    [ -n "$list" ] || list=$(cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
-    [ -n "$list" ] || list="0-$(($(nproc 2>/dev/null || echo 1) - 1))"
+    local list=""
+    case $PIN in
+    taskset)
+        list=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*: *//p')
+        [ -n "$list" ] || list=$(cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
+        ;;
+    cpuset) list=$(cpuset -g -p $$ 2>/dev/null | sed -n 's/.*mask: *//p' | tr -d ' ') ;;
+    esac
+    [ -n "$list" ] || list="0-$(($(cpu_count) - 1))"
     awk -v l="$list" 'BEGIN {
         n = split(l, part, ",")
         for (i = 1; i <= n; i++) {
@@ -77,15 +97,21 @@ allowed_cpus() {
     }'
 }
 
-# The start time of a process (clock ticks after boot, field 22 of
-# /proc/PID/stat), or "" if there is no such process. With the pid, it names
-# one process for good: a pid alone may be reused once its owner is gone.
+# The start time of a process, or "" if there is no such process. With the
+# pid, it names one process for good: a pid alone may be reused once its
+# owner is gone. Linux: clock ticks after boot (field 22 of /proc/PID/stat);
+# elsewhere ps's lstart (to the second, which is enough here: the scripts
+# check it only while the process is their own, unreaped child).
 proc_start() {
-    local stat
-    read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-    stat=${stat##*) }
-    set -- $stat
-    printf '%s' "${20}"
+    if [ "$USE_PROC" = 1 ]; then
+        local stat
+        read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+        stat=${stat##*) }
+        set -- $stat
+        printf '%s' "${20}"
+    else
+        ps -o lstart= -p "$1" 2>/dev/null | tr -s ' ' | sed 's/ $//'
+    fi
 }
 
 # The one-letter state of process PID started at START, or "" if it is gone.
@@ -94,11 +120,18 @@ proc_start() {
 # for `wait`, in which case it is simply gone.
 proc_state() {
     local stat start=${2:-}
-    read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-    stat=${stat##*) }
-    set -- $stat # from field 3 (state) on: starttime, field 22, is ${20}
-    [ -z "$start" ] || [ "${20}" = "$start" ] || return 0
-    printf '%s' "$1"
+    if [ "$USE_PROC" = 1 ]; then
+        read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+        stat=${stat##*) }
+        set -- $stat # from field 3 (state) on: starttime, field 22, is ${20}
+        [ -z "$start" ] || [ "${20}" = "$start" ] || return 0
+        printf '%s' "$1"
+    else
+        stat=$(ps -o state= -p "$1" 2>/dev/null | tr -d ' ')
+        [ -n "$stat" ] || return 0
+        [ -z "$start" ] || [ "$(proc_start "$1")" = "$start" ] || return 0
+        printf '%s' "$stat" | cut -c1
+    fi
 }
 
 # is_running PID START
@@ -108,22 +141,30 @@ is_running() {
     [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
 }
 
-# Microseconds since the epoch, as an integer bash can compare.
-now_us() {
-    local t=$EPOCHREALTIME
-    printf '%s' "${t/[.,]/}"
-}
-
 # wait_finished PID START SECONDS: wait until that process has finished (or
 # is gone), at most SECONDS (whole). 0 if it has.
 wait_finished() {
     local pid=$1 start=$2 deadline
-    deadline=$(($(now_us) + $3 * 1000000))
+    # SECONDS: the shell's own whole-second clock, no process per check.
+    deadline=$((SECONDS + $3))
     while is_running "$pid" "$start"; do
-        [ "$(now_us)" -ge "$deadline" ] && return 1
+        [ "$SECONDS" -ge "$deadline" ] && return 1
         sleep 0.05
     done
     return 0
+}
+
+# pinned CPU CMD...: run CMD (in the foreground of the caller's background
+# job) on CPU only, where the platform can pin: taskset on Linux, cpuset -l
+# on FreeBSD; macOS has no way to pin a process to a CPU, so CMD runs as is.
+pinned() {
+    local cpu=$1
+    shift
+    case $PIN in
+    taskset) [ -n "$cpu" ] && exec taskset -c "$cpu" "$@" ;;
+    cpuset) [ -n "$cpu" ] && exec cpuset -l "$cpu" "$@" ;;
+    esac
+    exec "$@"
 }
 
 # start_server RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
@@ -138,23 +179,20 @@ start_server() {
     : >"$err"
     SERVER_NAME=$rung
     SERVER_TAG=$tag
-    if [ -n "$cpu" ]; then
-        taskset -c "$cpu" "$exe" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
-    else
-        "$exe" -p 0 -b 127.0.0.1 >"$out" 2>"$err" &
-    fi
+    (pinned "$cpu" "$exe" -p 0 -b 127.0.0.1) >"$out" 2>"$err" &
     SERVER_PID=$!
     SERVER_START=$(proc_start "$SERVER_PID")
     local tries=$((SERVER_START_TIMEOUT * 20)) line=""
     while [ "$tries" -gt 0 ]; do
-        line=$(grep -m1 '^listening on 127\.0\.0\.1:[0-9][0-9]*$' "$out" || true)
+        line=$(grep '^listening on 127\.0\.0\.1:[0-9][0-9]*$' "$out" | head -n 1)
         [ -n "$line" ] && break
         is_running "$SERVER_PID" "$SERVER_START" || break
         sleep 0.05
         tries=$((tries - 1))
     done
     if [ -z "$line" ]; then
-        failure "$tag: $rung did not print 'listening on 127.0.0.1:PORT' within ${SERVER_START_TIMEOUT}s ($(tail -n 2 "$err" | tr '\n' ' '))"
+        START_ERR="$rung did not print 'listening on 127.0.0.1:PORT' within ${SERVER_START_TIMEOUT}s ($(tail -n 2 "$err" | tr '\n"\\' '   '))"
+        log "PROBLEM: $tag: $START_ERR"
         kill_server
         return 1
     fi
@@ -179,59 +217,125 @@ kill_server() {
 }
 
 # stop_server: SIGTERM, then wait (bounded). The contract is exit status 0
-# within a second or two; anything else is a problem worth reporting.
+# within a second or two; anything else is the server misbehaving, recorded
+# in SERVER_STOP for the run's JSON line (so that it counts against the
+# claim the run belongs to).
 stop_server() {
+    SERVER_STOP=ok
     [ -n "$SERVER_PID" ] || return 0
-    local rc t0=$EPOCHREALTIME
-    STOP_SECONDS=""
+    local rc t0 secs
+    t0=$(now)
     if ! is_running "$SERVER_PID" "$SERVER_START"; then
         wait "$SERVER_PID"
         rc=$?
-        problem "$SERVER_TAG: $SERVER_NAME had already exited (status $rc) before SIGTERM"
+        SERVER_STOP="exited with status $rc before SIGTERM"
+        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
         keep_server_log
         SERVER_PID=""
         return 0
     fi
     kill -TERM "$SERVER_PID"
     if ! wait_finished "$SERVER_PID" "$SERVER_START" "$SERVER_STOP_TIMEOUT"; then
-        problem "$SERVER_TAG: $SERVER_NAME still running ${SERVER_STOP_TIMEOUT}s after SIGTERM; killed"
+        SERVER_STOP="still running ${SERVER_STOP_TIMEOUT}s after SIGTERM (killed)"
+        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
         kill_server
         return 0
     fi
     wait "$SERVER_PID"
     rc=$?
-    [ "$rc" -eq 0 ] || problem "$SERVER_TAG: $SERVER_NAME exited with status $rc after SIGTERM (expected 0)"
-    STOP_SECONDS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-    if [ "${STOP_SECONDS%.*}" -ge "$SERVER_SLOW_STOP" ]; then
-        note "$SERVER_TAG: $SERVER_NAME took ${STOP_SECONDS}s to exit after SIGTERM (the contract says a second or two)"
+    if [ "$rc" -ne 0 ]; then
+        SERVER_STOP="exited with status $rc after SIGTERM"
+        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP (expected 0)"
+    fi
+    secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+    if [ "${secs%.*}" -ge "$SERVER_SLOW_STOP" ]; then
+        note "$SERVER_TAG: $SERVER_NAME took ${secs}s to exit after SIGTERM (the contract says a second or two)"
     fi
     keep_server_log
     SERVER_PID=""
 }
 
-# run_loadgen TAGS DEADLINE ARGS...: run bin/loadgen ARGS --json
-# --timeout DEADLINE, inside a `timeout` wrapper LG_MARGIN seconds longer.
-# Each JSON line it prints is tagged with TAGS (a fragment such as
-# '"rung":"05-poll","run":1') and left in LG_OUT; LG_RC is its exit status
-# (124: the wrapper ended it), LG_ERR the end of its stderr.
+# ---- ephemeral ports ---------------------------------------------------------
+# Off Linux loadgen connects from 127.0.0.1 only, and each connection it
+# closes first keeps its port in TIME_WAIT for 2 x MSL (macOS: 16 384 ports,
+# 49152-65535, held 30 s). Before each run the ledger of recent runs is read
+# and, if the run would take the ports in use above PORT_BUDGET, the script
+# waits for enough of them to come free. On Linux loadgen spreads its
+# connections over 127.0.0.2-254, each with its own ports: no ledger.
+PORT_LEDGER=""  # "TIME COUNT" per recent run, newest last
+PORT_WAIT_S=0   # seconds waited in all
+
+# ports_for ARGS...: how many fresh ports a loadgen command line opens.
+ports_for() {
+    local mode=$1 prev="" a n=0
+    for a in "$@"; do
+        case $prev in
+        -n) n=$a ;;
+        --idle) n=$((${a##*,} + 1)) ;;
+        esac
+        prev=$a
+    done
+    [ "$mode" = stall ] && n=2
+    printf '%s' "$n"
+}
+
+# port_budget N: wait until N more ports fit in the budget, then book them.
+port_budget() {
+    [ "${PORT_BUDGET:-0}" -gt 0 ] || return 0
+    local need=$1 t wait
+    t=$(now)
+    PORT_LEDGER=$(printf '%s\n' "$PORT_LEDGER" | awk -v t="$t" -v tw="$PORT_TIME_WAIT_S" 'NF == 2 && $1 > t - tw')
+    # Oldest first: free runs until the new one fits; wait for the last one freed.
+    wait=$(printf '%s\n' "$PORT_LEDGER" | awk -v t="$t" -v tw="$PORT_TIME_WAIT_S" -v need="$need" -v b="$PORT_BUDGET" '
+        NF == 2 { when[++n] = $1; cnt[n] = $2; used += $2 }
+        END {
+            w = 0
+            for (i = 1; i <= n && used + need > b; i++) { used -= cnt[i]; w = when[i] + tw - t }
+            printf "%d", w > 0 ? w + 1 : 0
+        }')
+    if [ "$wait" -gt 0 ]; then
+        log "ports: waiting ${wait}s for ports in TIME_WAIT to come free (at most $PORT_BUDGET fresh in ${PORT_TIME_WAIT_S}s)"
+        sleep "$wait"
+        PORT_WAIT_S=$((PORT_WAIT_S + wait))
+    fi
+    PORT_LEDGER=$(printf '%s\n%s %s' "$PORT_LEDGER" "$(now)" "$need")
+}
+
+# ---- the load client -----------------------------------------------------------
+
+# run_loadgen TAGS DEADLINE ARGS...: run LOADGEN ARGS --json --timeout
+# DEADLINE (pinned to LOADGEN_CPU when set) under a watchdog LG_MARGIN seconds longer (timeout(1) is GNU's:
+# this is the same thing in the shell). Each JSON line it prints is tagged
+# with TAGS (a fragment such as '"rung":"05-poll","run":1') and left in
+# LG_OUT; LG_RC is its exit status (124: the watchdog ended it), LG_ERR the
+# end of its stderr.
 run_loadgen() {
-    local tags=$1 deadline=$2
+    local tags=$1 deadline=$2 limit end rc
     shift 2
-    # timeout puts itself and loadgen in a process group of their own; the
-    # cleanup trap signals timeout's pid, which passes the signal on.
-    timeout -k 5 "$((deadline + LG_MARGIN))" "$BIN/loadgen" "$@" --json --timeout "$deadline" \
-        >"$TMP/lg.out" 2>"$TMP/lg.err" &
+    limit=$((deadline + LG_MARGIN))
+    (pinned "${LOADGEN_CPU:-}" "$LOADGEN" "$@" --json --timeout "$deadline") >"$TMP/lg.out" 2>"$TMP/lg.err" &
     LOADGEN_PID=$!
     LOADGEN_START=$(proc_start "$LOADGEN_PID")
+    end=$((SECONDS + limit))
+    LG_RC=""
+    # Checked four times a second (on Linux by reading /proc, no process
+    # started): the start time makes sure the pid is still loadgen's.
+    while is_running "$LOADGEN_PID" "$LOADGEN_START"; do
+        if [ "$SECONDS" -ge "$end" ]; then
+            kill -TERM "$LOADGEN_PID" 2>/dev/null
+            wait_finished "$LOADGEN_PID" "$LOADGEN_START" 5 || kill -KILL "$LOADGEN_PID" 2>/dev/null
+            LG_RC=124
+            break
+        fi
+        sleep 0.25
+    done
     wait "$LOADGEN_PID"
-    LG_RC=$?
+    rc=$?
+    [ -n "$LG_RC" ] || LG_RC=$rc
     LOADGEN_PID=""
     LG_OUT=$(sed -n "s/^{/{$tags,/p" "$TMP/lg.out")
-    LG_ERR=$(tail -n 3 "$TMP/lg.err" | tr '\n"\\' ' ' | sed 's/ *$//')
-    case $LG_RC in
-    124 | 137) LG_ERR="killed by the timeout wrapper after $((deadline + LG_MARGIN))s${LG_ERR:+; $LG_ERR}" ;;
-    esac
-    [ "$LG_RC" -ne 0 ] && [ -n "$LG_OUT" ] && note "loadgen ${tags//\"/} exited $LG_RC with a result: $LG_ERR"
+    LG_ERR=$(grep -v '^loadgen: note:' "$TMP/lg.err" | tail -n 3 | tr '\n"\\' '   ' | sed 's/ *$//')
+    [ "$LG_RC" = 124 ] && LG_ERR="killed by the watchdog after ${limit}s${LG_ERR:+; $LG_ERR}"
     if [ -s "$TMP/lg.err" ]; then
         {
             printf '== loadgen %s (exit %s)\n' "$*" "$LG_RC"
@@ -241,42 +345,65 @@ run_loadgen() {
     return 0
 }
 
-# save FILE TAGS [EXTRA]: append LG_OUT to FILE, each line with the JSON
-# fragment EXTRA added; without a result, a line of TAGS and the reason in
-# "error", so that the report says "run failed" rather than nothing.
+# save FILE TAGS EXTRA: append LG_OUT to FILE, each line with the JSON
+# fragment EXTRA added (and loadgen's last stderr line, when it exited
+# non-zero: the first problem it saw). Without a result, a line of TAGS,
+# the reason in "error" and its cause ("server": the server did not start;
+# "tool": loadgen gave nothing), so that the report says why.
 save() {
-    local file=$1 tags=$2 extra=${3:+,$3}
+    local file=$1 tags=$2 extra=${3:+,$3} why=${4:-} cause=${5:-tool} err
     if [ -n "$LG_OUT" ]; then
+        if [ "$LG_RC" != 0 ] && [ -n "$LG_ERR" ]; then
+            err=$(printf '%s' "$LG_ERR" | sed 's/[^ -~]//g; s/[\/&]/\\&/g')
+            extra="$extra,\"stderr\":\"$err\""
+        fi
         printf '%s\n' "$LG_OUT" | sed "s/}\$/$extra}/" >>"$file"
     else
-        printf '{%s,"error":"%s"}\n' "$tags" "$4" >>"$file"
-        failure "${file##*/} ${tags//\"/}: $4"
+        printf '{%s%s,"cause":"%s","error":"%s"}\n' "$tags" "$extra" "$cause" "$why" >>"$file"
+        [ "$cause" = server ] || failure "${file##*/} $(printf '%s' "$tags" | tr -d '"'): $why"
     fi
+}
+
+# skip_run FILE TAGS WHY: the line of a run this platform cannot make.
+skip_run() {
+    printf '{%s,"cause":"platform","error":"not measured: %s"}\n' "$2" "$3" >>"$1"
 }
 
 # one_run FILE TAGS DEADLINE RUNG CPU LOADGEN-ARGS...: a fresh RUNG (pinned
 # to CPU unless it is ""), one loadgen run against it (-p PORT is added),
-# the result saved with the server's peak RSS, then SIGTERM. An argument
-# @PID stands for the server's pid (for --server-pid). With
-# COUNT_LINES=WORD set, the server's stderr lines naming WORD are counted
-# into "server_refusal_lines".
+# then SIGTERM, and the result saved with the server's peak RSS and how it
+# stopped. An argument @PID stands for the server's pid (for --server-pid).
+# With COUNT_LINES=WORD set, the server's stderr lines naming WORD are
+# counted into "server_refusal_lines".
 one_run() {
-    local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/}
+    local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/} a
     shift 5
+    port_budget "$(ports_for "$@")"
     if ! start_server "$rung" "${tag%.jsonl}" "$cpu"; then
         LG_OUT=""
-        save "$file" "$tags" "" "server did not start"
+        save "$file" "$tags" "" "server did not start: $START_ERR" server
         return 1
     fi
-    local args=() a
-    for a in "$@"; do args+=("${a/#@PID/$SERVER_PID}"); done
-    run_loadgen "$tags" "$deadline" "${args[@]}" -p "$SERVER_PORT"
-    # VmHWM: the most resident memory the server's main process ever had.
-    hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null)
+    set -- "$@" -p "$SERVER_PORT"
+    # @PID becomes the server's pid: rebuild the argument list in place.
+    local n=$#
+    while [ "$n" -gt 0 ]; do
+        a=$1
+        shift
+        [ "$a" = @PID ] && a=$SERVER_PID
+        set -- "$@" "$a"
+        n=$((n - 1))
+    done
+    run_loadgen "$tags" "$deadline" "$@"
+    # VmHWM: the most resident memory the server's main process ever had
+    # (Linux only; elsewhere loadgen's footprint figure stands in).
+    hwm=""
+    [ "$USE_PROC" = 1 ] && hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null)
     extra="\"server_hwm_kb\":${hwm:-null}"
     [ -n "${COUNT_LINES:-}" ] && extra="$extra,\"server_refusal_lines\":$(grep -c "$COUNT_LINES" "$TMP/server.err")"
-    save "$file" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
     stop_server
+    extra="$extra,\"server_stop\":\"$SERVER_STOP\""
+    save "$file" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
 }
 
 # On exit or interrupt: stop whatever we started, by pid, and nothing else.

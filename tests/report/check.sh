@@ -2,95 +2,232 @@
 # The reporter's tests, registered in ctest as report:<case>. Each case
 # copies the canned raw results of a complete good run (good/raw), breaks
 # them the way a real run can break, runs scripts/report.sh on the copy
-# (no server, no loadgen, no plots) and asserts the verdict lines.
+# (no server, no loadgen, no plots) and asserts the verdict lines, their
+# class (what the exit status makes of them) and report.sh's exit status.
+# Runs under bash 3.2 and any awk (the BWK awk that macOS ships included):
+# tests/CMakeLists.txt runs every case under original-awk too, where it is
+# installed.
 #
 #   tests/report/check.sh CASE
+#   tests/report/check.sh --list    the case names
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CASE=${1:?usage: check.sh CASE}
+CASES="good c10k-lost c10k-contrast c10k-timeout c10k-progress c10k-drain-only client-errors pss-unreadable
+missing-files failed-runs empty-values not-reproduced no-yardstick fault-stall fault-idle fault-busy-poll
+fault-memory fault-select fault-scan-n fault-scan-ready fault-load fault-yardstick server-stop server-start
+load-saturated load-client-bound no-rate macos no-server-figures"
+CASE=${1:?usage: check.sh CASE | --list}
+if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
-trap 'rm -rf "$WORK"' EXIT
-cp -r "$HERE/good/raw" "$WORK/raw"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+cp -R "$HERE/good/raw" "$WORK/raw"
 RAW=$WORK/raw
 FAILS=0
 
 # edit FILE AWK-PROGRAM: rewrite one canned file.
 edit() { awk "$2" "$RAW/$1" >"$WORK/tmp" && mv "$WORK/tmp" "$RAW/$1"; }
+# setting NAME VALUE: change (or add) one line of settings.env.
+setting() {
+    awk -v k="$1" -v v="$2" 'BEGIN { FS = "=" } $1 == k { next } { print } END { print k "=\"" v "\"" }' \
+        "$RAW/settings.env" >"$WORK/tmp" && mv "$WORK/tmp" "$RAW/settings.env"
+}
 # A stub line: what reproduce.sh writes when a run gave no result.
-stub() { echo "{$1,\"error\":\"$2\"}"; }
+stub() { echo "{$1,\"cause\":\"${3:-tool}\",\"error\":\"$2\"}"; }
 
-# expect CLAIM OUTCOME [WORDS]: that claim's verdict has that outcome and
-# its text contains WORDS.
+# expect CLAIM OUTCOME [WORDS [CLASS]]: that claim's verdict has that
+# outcome, its text contains WORDS, and its class is CLASS (by default:
+# "server" for NOT reproduced when WORDS say the server misbehaved, "ok"
+# for the other NOT reproduced and for reproduced, "failed" for not
+# measured).
 expect() {
-    local line
+    local line class=${4:-}
     line=$(awk -F'\t' -v c="$1" '$1 == c' "$WORK/verdicts.tsv")
-    if [ "$(cut -f2 <<<"$line")" != "$2" ] || [[ "$line" != *"${3:-}"* ]]; then
-        echo "FAIL: $1: expected '$2'${3:+ mentioning '$3'}, got: ${line:-no verdict line}"
+    if [ -z "$class" ]; then
+        case "$2:${3:-}" in
+        "NOT reproduced:the server misbehaved"*) class=server ;;
+        "not measured:"*) class=failed ;;
+        *) class=ok ;;
+        esac
+    fi
+    if [ "$(printf '%s\n' "$line" | cut -f2)" != "$2" ] || [ "$(printf '%s\n' "$line" | cut -f4)" != "$class" ] ||
+        [[ "$line" != *"${3:-}"* ]]; then
+        echo "FAIL: $1: expected '$2' (class $class)${3:+ mentioning '$3'}, got: ${line:-no verdict line}"
         FAILS=$((FAILS + 1))
     fi
 }
+# refute CLAIM WORDS: that claim's verdict does not contain WORDS.
+refute() {
+    if awk -F'\t' -v c="$1" '$1 == c' "$WORK/verdicts.tsv" | grep -qF -- "$2"; then
+        echo "FAIL: $1: should not mention '$2'"
+        FAILS=$((FAILS + 1))
+    fi
+}
+CLAIMS="stall idle busy-poll memory select O(n) O(ready) c10k equal-load yardstick"
 all_reproduced_but() {
     local claim
-    for claim in stall idle busy-poll memory select 'O(n)' 'O(ready)' c10k yardstick; do
-        [[ " $* " == *" $claim "* ]] || expect "$claim" reproduced
+    for claim in $CLAIMS; do
+        [ "$claim" = equal-load ] && claim="equal load"
+        case " $* " in *" $claim "* | *" ${claim// /-} "*) continue ;; esac
+        expect "$claim" reproduced
     done
 }
+# The server misbehaved in one run of a claim: the claim, and only it, says
+# so with the counts and the first problem.
+misbehaved() { expect "$1" "NOT reproduced" "the server misbehaved: $2"; }
 
+WANT_RC=0
 case $CASE in
 good) ;;
 c10k-lost) # one rung loses connections mid-run (and 02-fork, outside the claim)
-    edit c10k.jsonl '/"rung":"(05-poll|02-fork)"/ { sub(/"lost":0/, "\"lost\":37") } 1' ;;
-c10k-contrast) # only a rung outside the claim loses connections
+    edit c10k.jsonl '/"rung":"(05-poll|02-fork)"/ { sub(/"lost":0/, "\"lost\":37"); sub(/"error":null/, "\"error\":\"lost\",\"stderr\":\"loadgen: 37 connection(s) broke after their first echo; first problem: read: Connection reset by peer\"") } 1'
+    WANT_RC=1 ;;
+c10k-contrast) # only a rung outside the claim goes wrong
     edit c10k.jsonl '/"rung":"03-threads"/ { sub(/"lost":0/, "\"lost\":5") } 1'
-    edit c10k.jsonl '/"rung":"02-fork"/ { print "{\"rung\":\"02-fork\",\"n\":10000,\"run\":1,\"error\":\"server did not start\"}"; next } 1' ;;
+    edit c10k.jsonl '/"rung":"02-fork"/ { print "{\"rung\":\"02-fork\",\"n\":10000,\"run\":1,\"cause\":\"tool\",\"error\":\"no result (loadgen exit 124)\"}"; next } 1' ;;
 c10k-timeout) # loadgen's deadline: a partial result with error set
-    edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"unanswered":0/, "\"unanswered\":12"); sub(/"error":null/, "\"error\":\"timeout\"") } 1' ;;
+    edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"unanswered":0/, "\"unanswered\":12"); sub(/"error":null/, "\"error\":\"timeout\"") } 1'
+    WANT_RC=1 ;;
+c10k-progress) # a tenth of the connections starved: served once, then never in the window
+    edit c10k.jsonl '/"rung":"07-epoll","n":10000,"run":2/ { sub(/"echoes_per_conn_min":5/, "\"echoes_per_conn_min\":0") } 1'
+    WANT_RC=1 ;;
+c10k-drain-only) # nothing echoed in the window, everything in the drain
+    edit c10k.jsonl '/"rung":"05-poll"/ { sub(/"msgs":80000/, "\"msgs\":0"); sub(/"echoes_per_conn_min":5/, "\"echoes_per_conn_min\":0"); sub(/"echoes_per_conn_p50":8/, "\"echoes_per_conn_p50\":0") } 1'
+    WANT_RC=1 ;;
+client-errors) # loadgen ran out of its own descriptors: not the server's fault
+    edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"client_errors":0/, "\"client_errors\":3"); sub(/"served":10000/, "\"served\":9997"); sub(/"error":null/, "\"error\":\"not served\",\"stderr\":\"loadgen: socket: Too many open files\"") } 1'
+    WANT_RC=1 ;;
 pss-unreadable)
-    edit memory.jsonl '{ sub(/"server_pss_kb":[0-9]+/, "\"server_pss_kb\":null") } 1' ;;
+    edit memory.jsonl '{ sub(/"server_pss_kb":[0-9]+/, "\"server_pss_kb\":null") } 1'
+    WANT_RC=1 ;;
 missing-files)
     rm "$RAW/stall.jsonl" "$RAW/scan.jsonl"
-    : >"$RAW/select.jsonl" ;;
-failed-runs) # no result at all from some runs, or an error with no counter set
-    edit idle_cpu.jsonl '/"rung":"03-threads"/ { print "{\"rung\":\"03-threads\",\"error\":\"no result (loadgen exit 124)\"}"; next } 1'
-    edit c10k.jsonl '/"rung":"07-epoll","n":10000,"run":2/ { sub(/"error":null/, "\"error\":\"server did not start\"") } 1'
-    stub '"rung":"04-select"' "loadgen exit 2" >"$RAW/select.jsonl" ;;
+    : >"$RAW/select.jsonl"
+    WANT_RC=1 ;;
+failed-runs) # no result at all from some runs (loadgen gave nothing)
+    edit idle_cpu.jsonl '/"rung":"03-threads"/ { print "{\"rung\":\"03-threads\",\"cause\":\"tool\",\"error\":\"no result (loadgen exit 124)\"}"; next } 1'
+    edit c10k.jsonl '/"rung":"07-epoll","n":10000,"run":2/ { print "{\"rung\":\"07-epoll\",\"n\":10000,\"run\":2,\"cause\":\"tool\",\"error\":\"no result (loadgen exit 139)\"}"; next } 1'
+    edit load.jsonl '/"rung":"uv-echo","n":1000,"run":2/ { print "{\"rung\":\"uv-echo\",\"n\":1000,\"run\":2,\"cause\":\"tool\",\"error\":\"no result (loadgen exit 139)\"}"; next } 1'
+    stub '"rung":"04-select"' "loadgen exit 2" >"$RAW/select.jsonl"
+    WANT_RC=1 ;;
 empty-values) # a key missing or null where a number should be
     edit stall.jsonl '/01-blocking/ { sub(/"after_close_ms":[-0-9.]+/, "\"after_close_ms\":null") } 1'
     edit idle_cpu.jsonl '/"rung":"05-poll"/ { sub(/"server_cpu_pct":[0-9.]+,/, "") } 1'
-    edit c10k.jsonl '/"rung":"uv-echo","n":1000/ { sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":") } 1' ;;
-not-reproduced) # the claims fail on these numbers
+    edit load.jsonl '/"rung":"uv-echo"/ { sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":null") } 1'
+    WANT_RC=1 ;;
+not-reproduced) # the claims fail on these numbers: findings, not faults
     edit stall.jsonl '/01-blocking/ { sub(/"after_close_ms":[-0-9.]+/, "\"after_close_ms\":40.5") } 1'
     edit idle_cpu.jsonl '/"rung":"07-epoll"/ { sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":12.5") } 1'
-    edit c10k.jsonl '/"rung":"07-epoll","n":1000/ { sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":9.99") } 1' ;;
+    edit load.jsonl '/"rung":"07-epoll"/ { sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":15.5") } 1'
+    edit memory.jsonl '/"rung":"03-threads","n":10000/ { sub(/"server_pss_kb":[0-9]+/, "\"server_pss_kb\":1800") } 1'
+    edit scan.jsonl '/"rung":"05-poll".*"idle":10000/ { sub(/"rtt_p50_us":[0-9.]+/, "\"rtt_p50_us\":14.0") } 1'
+    edit scan.jsonl '/"rung":"06-kqueue".*"idle":10000/ { sub(/"rtt_p50_us":[0-9.]+/, "\"rtt_p50_us\":200.0") } 1'
+    edit select.jsonl '{ sub(/"served":1016/, "\"served\":1100"); sub(/"refused":84/, "\"refused\":0"); sub(/"still_open":1016/, "\"still_open\":1100") } 1'
+    edit idle_cpu.jsonl '/"rung":"busy-poll"/ { sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":3.0") } 1'
+    edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"served":10000/, "\"served\":9000") } 1'
+    ;;
 no-yardstick) # libuv not installable, busy-poll patch not there
-    sed -i 's/^YARD_STATUS=.*/YARD_STATUS="libuv not installable (apt-get failed)"/; s/^BUSY_STATUS=.*/BUSY_STATUS="docs\/workshop\/solutions\/busy-poll.patch missing"/' "$RAW/settings.env"
+    setting YARD_STATUS "libuv not found (install: apt-get install libuv1-dev)"
+    setting BUSY_STATUS "docs/workshop/solutions/busy-poll.patch missing"
+    setting LOAD_RUNGS "02-fork 03-threads 05-poll 06-kqueue 07-epoll"
     edit c10k.jsonl '!/uv-echo/'
+    edit load.jsonl '!/uv-echo/'
     edit idle_cpu.jsonl '!/busy-poll/' ;;
+fault-stall) # a duplicated echo in one run of seven rungs' three
+    edit stall.jsonl '/"rung":"04-select","run":2/ { sub(/"duplicated":0/, "\"duplicated\":1"); sub(/"error":null/, "\"error\":\"duplicated\",\"stderr\":\"loadgen: client B: 6 bytes more than were sent\"") } 1'
+    WANT_RC=1 ;;
+fault-idle) # an idle connection reset by the server
+    edit idle_cpu.jsonl '/"rung":"05-poll"/ { sub(/"lost":0/, "\"lost\":1"); sub(/"error":null/, "\"error\":\"lost\"") } 1'
+    WANT_RC=1 ;;
+fault-busy-poll)
+    edit idle_cpu.jsonl '/"rung":"busy-poll"/ { sub(/"corrupt":0/, "\"corrupt\":1"); sub(/"error":null/, "\"error\":\"corrupt\"") } 1'
+    WANT_RC=1 ;;
+fault-memory) # three of 10 000 threads' clients refused
+    edit memory.jsonl '/"rung":"03-threads","n":10000/ { sub(/"failed":0/, "\"failed\":3,\"refused\":3"); sub(/"served":10000/, "\"served\":9997") } 1'
+    WANT_RC=1 ;;
+fault-select) # refusals are the claim; a corrupt byte is not
+    edit select.jsonl '{ sub(/"corrupt":0/, "\"corrupt\":2"); sub(/"error":null/, "\"error\":\"corrupt\"") } 1'
+    WANT_RC=1 ;;
+fault-scan-n) # one flipped byte at one idle count of 05-poll
+    edit scan.jsonl '/"rung":"05-poll".*"idle":1000,/ { sub(/"error":null/, "\"corrupt\":1,\"error\":\"corrupt\"") } 1'
+    WANT_RC=1 ;;
+fault-scan-ready) # an idle connection of 07-epoll dropped at 10 000 idle
+    edit scan.jsonl '/"rung":"07-epoll".*"idle":10000/ { sub(/"error":null/, "\"lost\":1,\"error\":\"lost\"") } 1'
+    WANT_RC=1 ;;
+fault-load) # extra bytes in one equal-load run of 03-threads
+    edit load.jsonl '/"rung":"03-threads","n":1000,"run":3/ { sub(/"duplicated":0/, "\"duplicated\":2") } 1'
+    WANT_RC=1 ;;
+fault-yardstick) # libuv's server dropped a connection in one run
+    edit load.jsonl '/"rung":"uv-echo","n":1000,"run":2/ { sub(/"lost":0/, "\"lost\":1") } 1'
+    WANT_RC=1 ;;
+server-stop) # 06-kqueue exited 1 on SIGTERM after one scan
+    edit scan.jsonl '/"rung":"06-kqueue".*"idle":0,/ { sub(/"error":null/, "\"error\":null,\"server_stop\":\"exited with status 1 after SIGTERM\"") } 1'
+    WANT_RC=1 ;;
+server-start) # 05-poll did not come up for one stall run
+    edit stall.jsonl '/"rung":"05-poll","run":3/ { print "{\"rung\":\"05-poll\",\"run\":3,\"cause\":\"server\",\"error\":\"server did not start: 05-poll did not print listening within 5s\"}"; next } 1'
+    WANT_RC=1 ;;
+load-saturated) # 05-poll could not keep up at the offered rate
+    edit load.jsonl '/"rung":"05-poll"/ { sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":96.0"); sub(/"saturated":"none"/, "\"saturated\":\"server\""); sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":4100.0") } 1' ;;
+load-client-bound) # loadgen, not the server, set the pace
+    edit load.jsonl '/"rung":"07-epoll"/ { sub(/"saturated":"none"/, "\"saturated\":\"client\"") } 1'
+    WANT_RC=1 ;;
+no-rate) # a loadgen without the open loop
+    setting LOAD_STATUS "this loadgen has no --rate (open loop)"
+    rm "$RAW/load.jsonl" ;;
+macos) # no epoll, no PSS (the footprint instead), 06-kqueue the memory baseline
+    setting PLATFORM Darwin
+    setting SKIP_RUNGS 07-epoll
+    setting SKIP_WHY "epoll is Linux-only"
+    setting MEM_KEY server_footprint_kb
+    setting MEM_RUNGS "02-fork 03-threads 06-kqueue"
+    setting C10K_RUNGS "05-poll 06-kqueue"
+    setting C10K_CLAIM "05-poll 06-kqueue"
+    setting YARD_RUNG 06-kqueue
+    setting KQUEUE_TEXT "06-kqueue is native kqueue here."
+    for f in stall idle_cpu c10k load scan; do
+        edit $f.jsonl '/"rung":"07-epoll"/ { if (!done[$0 ~ /"idle":/ ? $0 : "x"]++) { line = $0; sub(/,"mode".*/, "", line); print line ",\"cause\":\"platform\",\"error\":\"not measured: epoll is Linux-only\"}" } next } 1'
+    done
+    edit memory.jsonl '/"rung":"07-epoll"/ { sub(/07-epoll/, "06-kqueue") } { sub(/"server_pss_kb":/, "\"server_pss_kb\":null,\"server_footprint_kb\":") } 1' ;;
+no-server-figures) # a platform where loadgen reads no server CPU or memory
+    setting SERVER_FIGURES 0
+    for f in idle_cpu memory load c10k select; do
+        edit $f.jsonl '{ gsub(/"server_(cpu_ms|cpu_pct|cpu_us_per_msg|rss_kb|pss_kb|hwm_kb|procs|threads)":[0-9.]+/, "\"server_x\":null") } 1'
+    done ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
 NO_PLOTS=1 bash "$ROOT/scripts/report.sh" "$WORK" >"$WORK/out.txt" 2>"$WORK/err.txt"
 rc=$?
-if [ "$rc" -ne 0 ] || [ -s "$WORK/err.txt" ]; then
-    echo "FAIL: report.sh exited $rc; stderr:"
+if [ "$rc" -ne "$WANT_RC" ] || [ -s "$WORK/err.txt" ]; then
+    echo "FAIL: report.sh exited $rc (expected $WANT_RC); stderr:"
     cat "$WORK/err.txt"
     FAILS=$((FAILS + 1))
 fi
-[ "$(wc -l <"$WORK/verdicts.tsv")" -eq 9 ] || { echo "FAIL: expected 9 verdict lines"; FAILS=$((FAILS + 1)); }
+[ "$(wc -l <"$WORK/verdicts.tsv")" -eq 10 ] || { echo "FAIL: expected 10 verdict lines"; FAILS=$((FAILS + 1)); }
 
 case $CASE in
 good) all_reproduced_but ;;
 c10k-lost)
-    expect c10k "NOT reproduced" "05-poll run 1: 37 lost"
-    expect c10k "NOT reproduced" "for contrast: 02-fork run 1: 37 lost"
+    misbehaved c10k "05-poll run 1: faults in 1 of 1 runs, first run 1: 37 lost (first problem: loadgen: 37 connection(s) broke"
+    expect c10k "NOT reproduced" "for contrast: 02-fork run 1: faults: run 1: 37 lost" server
     all_reproduced_but c10k ;;
 c10k-contrast)
-    expect c10k reproduced "03-threads run 1: 5 lost"
+    expect c10k reproduced "02-fork run 1: failed: no result (loadgen exit 124), 03-threads run 1: faults: run 1: 5 lost"
     all_reproduced_but ;;
 c10k-timeout)
-    expect c10k "NOT reproduced" "06-kqueue run 1: 12 unanswered"
+    misbehaved c10k "06-kqueue run 1: faults in 1 of 1 runs, first run 1: 12 unanswered"
+    all_reproduced_but c10k ;;
+c10k-progress)
+    misbehaved c10k "07-epoll run 2: no progress: a connection got no echo inside the window (echoes per connection min 0)"
+    expect c10k "NOT reproduced" "echoes per connection 0/8/12" server
+    all_reproduced_but c10k ;;
+c10k-drain-only)
+    misbehaved c10k "05-poll run 1: no progress: no message echoed inside the window"
+    all_reproduced_but c10k ;;
+client-errors)
+    expect c10k "not measured" "06-kqueue run 1: 3 client_errors (loadgen's own: loadgen: socket: Too many open files)"
+    refute c10k "misbehaved"
     all_reproduced_but c10k ;;
 pss-unreadable)
     expect memory "not measured" "server_pss_kb empty (PSS unreadable)"
@@ -103,28 +240,100 @@ missing-files)
     all_reproduced_but stall 'O(n)' 'O(ready)' select ;;
 failed-runs)
     expect idle "not measured" "03-threads: run failed (no result (loadgen exit 124))"
-    expect c10k "not measured" "07-epoll,10000,2: run failed (server did not start)"
+    expect c10k "not measured" "07-epoll,10000,2: run failed (no result (loadgen exit 139))"
     expect select "not measured" "04-select: run failed (loadgen exit 2)"
-    # A failed run leaves its group without a median: 07-epoll at 10 000 is
-    # also one of the yardstick's figures.
-    expect yardstick "not measured" "07-epoll,10000: run failed"
+    # A failed run leaves its group without a median: uv-echo's equal-load
+    # runs are also the yardstick's.
+    expect "equal load" "not measured" "uv-echo,1000: run failed"
+    expect yardstick "not measured" "uv-echo,1000: run failed"
     # Every other rung's figure is still shown beside the reason.
     expect idle "not measured" "07-epoll 0.01%"
-    all_reproduced_but idle c10k select yardstick ;;
+    all_reproduced_but idle c10k select equal-load yardstick ;;
 empty-values)
     expect stall "not measured" "01-blocking: after_close_ms empty"
     expect idle "not measured" "05-poll: server_cpu_pct empty"
     expect yardstick "not measured" "uv-echo,1000: server_cpu_us_per_msg empty"
-    all_reproduced_but stall idle yardstick ;;
+    all_reproduced_but stall idle equal-load yardstick ;;
 not-reproduced)
     expect stall "NOT reproduced" "answered 40.50 ms after A closed"
     expect idle "NOT reproduced" "07-epoll 12.50%"
-    expect yardstick "NOT reproduced" "07-epoll 9.99 us, libuv 5.20 us"
-    all_reproduced_but stall idle yardstick ;;
+    expect busy-poll "NOT reproduced" "3.0% of one core (need >= 50%)"
+    expect memory "NOT reproduced" "03-threads 0.02 KiB"
+    expect select "NOT reproduced" "1100 of 1100 served, 0 refused"
+    expect 'O(n)' "NOT reproduced" "05-poll 13.0 -> 14.0 us"
+    expect 'O(ready)' "NOT reproduced" "06-kqueue 13.8 -> 200.0 us"
+    expect c10k "NOT reproduced" "06-kqueue 9000/10000 served"
+    expect "equal load" "NOT reproduced" "15.50 < 14.00 us"
+    expect yardstick "NOT reproduced" "07-epoll 15.50 us, libuv 7.90 (7.60-8.20) us"
+    refute stall misbehaved ;;
 no-yardstick)
-    expect yardstick "not measured" "libuv not installable"
-    expect busy-poll "not measured" "busy-poll.patch missing"
+    expect yardstick "not measured" "uv-echo: libuv not found (install: apt-get install libuv1-dev)" skipped
+    expect busy-poll "not measured" "busy-poll.patch missing" skipped
     all_reproduced_but yardstick busy-poll ;;
+fault-stall)
+    misbehaved stall "04-select: faults in 1 of 3 runs, first run 2: 1 duplicated (first problem: loadgen: client B: 6 bytes more than were sent)"
+    all_reproduced_but stall ;;
+fault-idle)
+    misbehaved idle "05-poll: faults in 1 of 1 runs, first run 1: 1 lost"
+    all_reproduced_but idle ;;
+fault-busy-poll)
+    misbehaved busy-poll "busy-poll: faults in 1 of 1 runs, first run 1: 1 corrupt"
+    all_reproduced_but busy-poll ;;
+fault-memory)
+    misbehaved memory "03-threads,10000: faults in 1 of 1 runs, first run 1: 3 refused"
+    all_reproduced_but memory ;;
+fault-select)
+    misbehaved select "04-select: faults in 1 of 1 runs, first run 1: 2 corrupt"
+    refute select "corrupt 84 refused"
+    all_reproduced_but select ;;
+fault-scan-n)
+    misbehaved 'O(n)' "05-poll,1000: faults in 1 of 1 runs, first run 1: 1 corrupt"
+    all_reproduced_but 'O(n)' ;;
+fault-scan-ready)
+    misbehaved 'O(ready)' "07-epoll,10000: faults in 1 of 1 runs, first run 1: 1 lost"
+    all_reproduced_but 'O(ready)' ;;
+fault-load)
+    misbehaved "equal load" "03-threads,1000: faults in 1 of 3 runs, first run 3: 2 duplicated"
+    all_reproduced_but equal-load ;;
+fault-yardstick)
+    misbehaved yardstick "uv-echo,1000: faults in 1 of 3 runs, first run 2: 1 lost"
+    misbehaved "equal load" "uv-echo,1000: faults in 1 of 3 runs"
+    all_reproduced_but yardstick equal-load ;;
+server-stop)
+    misbehaved 'O(ready)' "06-kqueue,0: faults in 1 of 1 runs, first run 1: exited with status 1 after SIGTERM"
+    all_reproduced_but 'O(ready)' ;;
+server-start)
+    misbehaved stall "05-poll: faults in 1 of 3 runs, first run 3: server did not start"
+    all_reproduced_but stall ;;
+load-saturated)
+    expect "equal load" "NOT reproduced" "05-poll 31.00 (30.10-33.00) us CPU/msg at 96.0% of its core"
+    expect "equal load" "NOT reproduced" "[saturated in 3 runs] [kept only 4100/s]"
+    all_reproduced_but equal-load ;;
+load-client-bound)
+    expect "equal load" "not measured" "07-epoll: the client was saturated"
+    all_reproduced_but equal-load ;;
+no-rate)
+    expect "equal load" "not measured" "this loadgen has no --rate (open loop)" skipped
+    expect yardstick "not measured" "this loadgen has no --rate (open loop)" skipped
+    all_reproduced_but equal-load yardstick ;;
+macos)
+    expect stall reproduced "(07-epoll not measured: epoll is Linux-only)"
+    expect memory reproduced "footprint growth and setup time per connection"
+    expect memory reproduced "03-threads 12.00 KiB, 50 us; 06-kqueue 0.04 KiB"
+    expect 'O(ready)' reproduced "06-kqueue 13.8 -> 13.8 us"
+    expect 'O(ready)' reproduced "(07-epoll not measured: epoll is Linux-only)"
+    expect yardstick reproduced "server CPU per message 06-kqueue 8.10 (7.90-8.40) us, libuv"
+    expect "equal load" reproduced "(07-epoll not measured: epoll is Linux-only)"
+    refute c10k "07-epoll"
+    grep -q '^| 07-epoll | .*not measured: epoll is Linux-only' "$WORK/report.md" ||
+        { echo "FAIL: report.md has no 07-epoll row saying epoll is Linux-only"; FAILS=$((FAILS + 1)); }
+    grep -q 'native kqueue' "$WORK/report.md" || { echo "FAIL: report.md does not say kqueue is native"; FAILS=$((FAILS + 1)); }
+    all_reproduced_but ;;
+no-server-figures)
+    for claim in idle busy-poll memory "equal load" yardstick; do
+        expect "$claim" "not measured" "no server figures on this platform" skipped
+    done
+    all_reproduced_but idle busy-poll memory equal-load yardstick ;;
 esac
 
 # The report and the tables are written in every case.
