@@ -5,7 +5,7 @@
 # make wall: one rung's wall, measured and explained. Run by `make wall` in a
 # phase folder, after make has built ./server-release (-O2, no sanitizers).
 #
-# It builds the load client (../build/wall/loadgen-LOOP) with the C compiler
+# It builds the load client (../build/wall/loadgen) with the C compiler
 # alone, starts ./server-release on a port the kernel picks, runs the rung's
 # demonstration, prints each figure beside what to expect and why, and stops
 # the server whatever happens: on success, on failure and on Ctrl-C. Each wall
@@ -202,8 +202,9 @@ fail() {
 
 # The event loop like clients/CMakeLists.txt picks it: epoll on Linux, kqueue
 # where <sys/event.h> exists, poll(2) elsewhere; on the forced off-Linux path
-# kqueue through 06-kqueue's shim (as CMake builds loadgen-kqueue). Each loop
-# has its own binary, rebuilt when a source changed.
+# kqueue through 06-kqueue's shim (as CMake builds loadgen-kqueue), kept apart
+# as loadgen-shim so that the two paths do not rebuild each other's. Rebuilt
+# when a source changed.
 build_loadgen() {
     shim=""
     if [ $linux = yes ]; then
@@ -215,7 +216,7 @@ build_loadgen() {
     else
         loop=poll
     fi
-    LOADGEN=../build/wall/loadgen-$loop
+    LOADGEN=../build/wall/loadgen${shim:+-shim}
     if [ -x "$LOADGEN" ] &&
         [ -z "$(find ../clients ../06-kqueue/linux-shim -newer "$LOADGEN" \( -name '*.c' -o -name '*.h' \) 2>/dev/null)" ]; then
         return 0
