@@ -198,11 +198,27 @@ queue() {
     echo "$njobs $test" >>"$plan/jobs"
 }
 
+# Each test limits its own waits; the watchdog (TEST_TIMEOUT s, as ctest's
+# TIMEOUT in tests/CMakeLists.txt) only catches a hang in the test program.
+TEST_TIMEOUT=300
 run_job() { # id command...
-    local id=$1
+    local id=$1 pid dog
     shift
-    "$@" >"$scratch/res/$id.out" 2>&1
+    "$@" >"$scratch/res/$id.out" 2>&1 &
+    pid=$!
+    (
+        trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+        sleep "$TEST_TIMEOUT" &
+        nap=$!
+        wait "$nap"
+        echo "check-workshop: killed after $TEST_TIMEOUT s" >>"$scratch/res/$id.out"
+        kill -TERM "$pid" 2>/dev/null
+    ) &
+    dog=$!
+    wait "$pid"
     echo $? >"$scratch/res/$id.rc"
+    kill -TERM "$dog" 2>/dev/null
+    wait "$dog" 2>/dev/null
 }
 
 # run_pool: the jobs that may share the machine, $jobs at a time, then those

@@ -20,7 +20,7 @@
 # most tests wait on sockets, and those that time or load the machine run
 # alone, see tests/CMakeLists.txt). Builds use at most 2 jobs.
 #
-# bash 3.2 (macOS's) is enough: no GNU-only tool, "${1+"$@"}" for a possibly
+# bash 3.2 (macOS's) is enough: no GNU-only tool, ${1+"$@"} for a possibly
 # empty argument list under set -u.
 set -euo pipefail
 cd "$(dirname "$0")/.."
