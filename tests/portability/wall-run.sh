@@ -43,8 +43,12 @@ tools="make cc clang gcc ld as basename dirname mktemp rm mkdir cat cp mv ls ln 
        pgrep ps find uname grep tr wc head tail cut sort printf echo env id date expr test
        true false bash sysctl od"
 [ "$mode" = forced ] || tools="$tools taskset"
+# The programs themselves, not this shell's builtins of the same name (posh
+# has no printf builtin, for one).
 for t in $tools; do
-    p=$(command -v "$t" 2>/dev/null) && case $p in /*) ln -s "$p" "$bin/$t" ;; esac
+    for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+        if [ -x "$d/$t" ]; then ln -s "$d/$t" "$bin/$t"; break; fi
+    done
 done
 ln -sf "$shell_path" "$bin/sh"
 ln -sf "$shell_path" "$bin/$shell"
