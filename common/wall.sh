@@ -485,11 +485,16 @@ thread_cap() {
     esac
 }
 
-# default_stack_kib: the stack a thread gets without -s. glibc and musl take
-# the soft RLIMIT_STACK (ulimit -s); macOS's libpthread gives every thread but
-# the main one 512 KiB, whatever ulimit -s says.
+# default_stack_kib: the stack a thread gets without -s. glibc takes the soft
+# RLIMIT_STACK (ulimit -s); macOS's libpthread gives every thread but the
+# main one 512 KiB, and FreeBSD's libthr 2 MiB on 64-bit machines
+# (THR_STACK_DEFAULT), whatever ulimit -s says.
 default_stack_kib() {
-    if [ "$os" = Darwin ]; then echo 512; else limit -s; fi
+    case $os in
+    Darwin) echo 512 ;;
+    FreeBSD) echo 2048 ;;
+    *) limit -s ;;
+    esac
 }
 
 demo_03() {
@@ -533,7 +538,7 @@ demo_03() {
         "Linux: no cap per process (kernel.threads-max for the system); stacks of ulimit -s, often 8 MiB" \
         "macOS: kern.num_taskthreads per process (2048 to 16 384 by model, 4096 on many); 512 KiB" \
         "       stacks whatever ulimit -s says" \
-        "FreeBSD: kern.threads.max_threads_per_proc per process"
+        "FreeBSD: kern.threads.max_threads_per_proc per process; 2 MiB stacks (64-bit)"
 }
 
 demo_04() {
