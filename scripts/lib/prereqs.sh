@@ -11,10 +11,20 @@ package_for() {
     case "$1" in
     cc | gcc) echo gcc ;;
     gnuplot) echo gnuplot-nox ;;
-    taskset) echo util-linux ;;
+    taskset | prlimit) echo util-linux ;;
+    pgrep | ps) echo procps ;;
     *) echo "$1" ;;
     esac
 }
+
+# What scripts/test.sh needs on a fresh Debian machine (.ci/run installs it):
+# the compilers and sanitizer runtimes; prlimit and pgrep for the suite; and
+# for the portability checks (tests/portability/), the tools that stand in
+# for macOS's userland here: posh and dash (strict POSIX sh), original-awk
+# (the BWK awk macOS ships), bmake (BSD make), and npm, which installs zig
+# for the macOS cross-build. Each portability check skips itself, saying so,
+# where its tool is missing.
+TEST_PACKAGES="cmake make clang libclang-rt-dev gcc util-linux procps git posh dash original-awk bmake npm"
 
 can_apt() { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; }
 

