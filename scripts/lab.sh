@@ -9,6 +9,9 @@
 #   scripts/lab.sh reveal [NAME]  the answer, from the facilitator's notes
 #   scripts/lab.sh reset          back to your branch and your own work
 #   scripts/lab.sh status         what is planted, and what was set aside
+#   scripts/lab.sh idle-cpu [RUNG]  build RUNG's ./server-release (default
+#                                 01-blocking), start it with nobody connected,
+#                                 print its CPU share after 3 s, stop it
 #
 # plant: uncommitted work (edits, new files, a solution applied with
 # git apply) is set aside with `git stash --include-untracked`, and the script
@@ -257,7 +260,42 @@ cmd_status() {
     fi
 }
 
+# ---- idle-cpu ---------------------------------------------------------------
+
+# The busy-poll demonstration: what does the server cost with nobody there?
+# The server is started here, by pid, and stopped on every way out (also
+# Ctrl-C), so no spinning server is left to skew later measurements.
+cmd_idle_cpu() {
+    rung=${1:-01-blocking}
+    case $rung in 0[1-7]-*) ;; *) die "usage: lab.sh idle-cpu [RUNG], e.g. 01-blocking" ;; esac
+    [ -f "$root/$rung/Makefile" ] || die "no rung $rung"
+    make -s -C "$root/$rung" server-release || die "make server-release failed in $rung"
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/idle-cpu.XXXXXX") || exit 2
+    pid=""
+    trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
+    trap 'exit 130' INT TERM
+    "$root/$rung/server-release" -p 0 >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    i=0
+    until grep -q '^listening on' "$tmp/out"; do
+        i=$((i + 1))
+        if [ $i -gt 50 ] || ! kill -0 "$pid" 2>/dev/null; then die "the server did not start: $(cat "$tmp/err")"; fi
+        sleep 0.1
+    done
+    echo "$rung/server-release: $(cat "$tmp/out") (pid $pid), nobody connected; measuring 3 s..."
+    sleep 3
+    # ps's %cpu: CPU time over the process's life (Linux) or a short decaying
+    # average (macOS, BSD); over a 3-second life both read the same.
+    cpu=$(ps -o %cpu= -p "$pid" | tr -d ' ')
+    echo "  CPU: ${cpu:-?} % of one core (ps -o %cpu), with nobody connected"
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    pid=""
+    echo "  server stopped."
+}
+
 case ${1:-} in
+idle-cpu) [ $# -le 2 ] || die "usage: lab.sh idle-cpu [RUNG]"; cmd_idle_cpu "${2:-}" ;;
 plant) [ $# -eq 2 ] || die "usage: lab.sh plant NAME (lab.sh list)"; cmd_plant "$2" ;;
 check) [ $# -le 2 ] || die "usage: lab.sh check [NAME]"; cmd_check "${2:-}" ;;
 reveal) [ $# -le 2 ] || die "usage: lab.sh reveal [NAME]"; cmd_reveal "${2:-}" ;;
