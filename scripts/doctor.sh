@@ -1,0 +1,238 @@
+#!/bin/sh
+# doctor.sh - is this machine ready for the I/O ladder class?
+#
+#   sh scripts/doctor.sh      run it the day before, on every machine
+#
+# Checks what the class uses: a C compiler and make (every `make wall`), the
+# sanitizer runtimes (`make` builds ./server with ASan + UBSan; the tests
+# add TSan), git (the labs), CMake 3.21 or newer (CMakePresets.json is
+# version 3; the tests and labs), nc, the open-file limits, the accept
+# queue, the ephemeral ports and, on macOS, the thread and process caps.
+# One line per check: "ok", "warn" (the class runs, one demonstration is
+# weaker; the line says which and why) or "MISSING" (with the one command
+# that fixes it). Exit status 0 when the class can run here, 1 when not.
+#
+# POSIX sh (dash, posh, macOS's /bin/sh). It installs nothing itself.
+# Environment: CC, the compiler make will use (default cc); DOCTOR_MIN_FDS
+# (default 10100: C10K's clients plus a margin).
+set -u
+
+os=$(uname -s)
+missing=0
+warned=0
+ok() { printf 'ok       %s\n' "$*"; }
+warn() { printf 'warn     %s\n' "$*"; warned=$((warned + 1)); }
+# bad WHAT FIX
+bad() { printf 'MISSING  %s\n         fix: %s\n' "$1" "$2"; missing=$((missing + 1)); }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# "sudo " unless we are root already (containers often have no sudo).
+if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo "; fi
+
+# The one command that installs packages here: install DEBIAN FEDORA BREW FREEBSD.
+distro=""
+[ -r /etc/os-release ] && distro=$(sed -n 's/^ID=//p' /etc/os-release | tr -d '"')
+install() {
+    case $os in
+    Darwin) if [ "$3" = xcode ]; then echo "xcode-select --install"; else echo "brew install $3"; fi ;;
+    FreeBSD) echo "${sudo}pkg install -y $4" ;;
+    *)
+        if have apt-get; then echo "${sudo}apt-get install -y --no-install-recommends $1"
+        elif have dnf; then echo "${sudo}dnf install -y $2"
+        else echo "install $1 (Debian names) with your package manager"; fi ;;
+    esac
+}
+
+echo "I/O ladder: checking this machine ($os$([ -n "$distro" ] && echo ", $distro"), $(uname -m))"
+
+# ---- compiler, make, sanitizers ---------------------------------------------------
+
+probe=$(mktemp -d "${TMPDIR:-/tmp}/doctor.XXXXXX") || exit 1
+trap 'rm -rf "$probe"' EXIT
+trap 'exit 130' INT TERM
+printf '#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n' >"$probe/p.c"
+
+# links CC ["FLAGS"]: the compiler builds and runs a tiny program with FLAGS
+# (one word list: posh rejects "$@" and "$*" with no arguments under set -u).
+links() {
+    c=$1
+    flags=${2:-}
+    # shellcheck disable=SC2086 # a list of flags, none with spaces
+    "$c" -std=c11 $flags -o "$probe/a.out" "$probe/p.c" >"$probe/log" 2>&1 && "$probe/a.out" >/dev/null 2>&1
+}
+
+CC=${CC:-cc}
+if ! have "$CC"; then
+    for c in cc clang gcc; do have "$c" && { CC=$c; break; }; done
+fi
+cc_fix=$(install "build-essential clang" "gcc clang make" xcode "gcc clang gmake")
+if ! have "$CC" || ! links "$CC"; then
+    bad "a C compiler (cc, clang or gcc) that builds a C11 program" "$cc_fix"
+    CC=""
+else
+    ok "C compiler: $CC ($("$CC" --version 2>/dev/null | sed -n 1p))"
+fi
+if have make; then ok "make: $(command -v make)"; else bad "make" "$cc_fix"; fi
+
+asan_fix() {
+    case $os in
+    Darwin) echo "xcode-select --install   (Apple clang ships the sanitizers)" ;;
+    *)
+        if have apt-get; then install "libclang-rt-dev" x x x   # Debian 12 name; Ubuntu ships it with clang
+        elif have dnf; then install x "libasan libubsan libtsan compiler-rt" x x
+        else install "libclang-rt-dev" x x "llvm"; fi ;;
+    esac
+}
+# make's compiler (./server), and clang if present (the CMake builds use it).
+for c in $CC $( [ "$CC" != clang ] && have clang && echo clang); do
+    if links "$c" "-fsanitize=address,undefined -fno-sanitize-recover=all"; then
+        ok "$c links AddressSanitizer + UBSan programs"
+    else
+        bad "$c cannot link -fsanitize=address,undefined (make's ./server and the tests need it): $(sed -n 1p "$probe/log")" "$(asan_fix)"
+    fi
+    if [ "$os" = Linux ]; then
+        if links "$c" "-fsanitize=thread"; then ok "$c links ThreadSanitizer programs (the tsan tests)"
+        else bad "$c cannot link -fsanitize=thread (scripts/test.sh's tsan build)" "$(asan_fix)"; fi
+    fi
+done
+
+# ---- git, cmake, nc -------------------------------------------------------------------
+
+if have git; then ok "git: $(git --version)"; else bad "git (the labs plant and reset bugs with it)" "$(install git git xcode git)"; fi
+
+if have cmake; then
+    v=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
+    major=${v% *}; minor=${v#* }
+    if [ -n "$v" ] && { [ "$major" -gt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -ge 21 ]; }; }; then
+        ok "cmake $major.$minor (presets need 3.21)"
+    elif [ "$os" = Linux ]; then
+        bad "cmake $major.$minor is older than 3.21 (CMakePresets.json version 3; the tests and labs)" \
+            "$(install cmake cmake cmake cmake), or a newer one from https://cmake.org/download/"
+    else
+        warn "cmake $major.$minor is older than 3.21: only the tests use it, and they need Linux anyway"
+    fi
+elif [ "$os" = Linux ]; then
+    bad "cmake (the tests and the break-it labs)" "$(install cmake cmake cmake cmake)"
+else
+    warn "no cmake: fine here, make wall needs none (the tests and labs need Linux)"
+fi
+
+# Which nc: the guide's framing try-out needs one that half-closes after its
+# input and still reads the answer.
+if have nc; then
+    help=$(nc -h 2>&1; nc --version 2>&1)
+    case $help in
+    *OpenBSD*) ok "nc is OpenBSD netcat: use nc -N" ;;
+    *Ncat*) ok "nc is Ncat (nmap): it half-closes after its input by itself; use nc without -N" ;;
+    *) warn "nc is neither OpenBSD netcat nor Ncat; for the framing try-out: $(install netcat-openbsd nmap-ncat netcat netcat)" ;;
+    esac
+else
+    warn "no nc (used to poke servers by hand): $(install netcat-openbsd nmap-ncat netcat netcat)"
+fi
+if [ "$os" = Linux ] && ! have strace; then
+    warn "no strace (the optional syscall-counting exercise): $(install strace strace x x)"
+fi
+
+# ---- limits -----------------------------------------------------------------------------
+
+min_fds=${DOCTOR_MIN_FDS:-10100}
+# limit "Max open files" soft|hard: from /proc on Linux (posh has no ulimit).
+limit() {
+    if [ -r /proc/self/limits ]; then
+        awk -v name="$1" -v which="$2" 'index($0, name) == 1 {
+            n = split(substr($0, length(name) + 1), f, " "); print (which == "soft" ? f[1] : f[2]); exit }' /proc/self/limits
+    elif [ "$1" = "Max open files" ]; then
+        # shellcheck disable=SC3045 # -n and -H: not POSIX, in every sh that lacks /proc here
+        if [ "$2" = soft ]; then ulimit -n 2>/dev/null; else ulimit -Hn 2>/dev/null; fi
+    fi
+}
+sysctl_n() { sysctl -n "$1" 2>/dev/null; }
+
+soft=$(limit "Max open files" soft); hard=$(limit "Max open files" hard)
+cap=$hard
+if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
+    per=$(sysctl_n kern.maxfilesperproc)
+    [ -n "$per" ] && { [ "$cap" = unlimited ] || [ -z "$cap" ] || [ "$per" -lt "$cap" ]; } && cap=$per
+fi
+if [ -z "$cap" ]; then
+    warn "cannot read the open-file limit here"
+elif [ "$cap" = unlimited ] || [ "$cap" -ge "$min_fds" ]; then
+    ok "open files: soft $soft, hard $hard$([ "$cap" != "$hard" ] && echo ", kernel cap $cap") (C10K needs $min_fds; the programs raise their soft limit themselves)"
+else
+    case $os in
+    Darwin) fix="${sudo}sysctl -w kern.maxfiles=65536 kern.maxfilesperproc=65536, then a new terminal" ;;
+    FreeBSD) fix="${sudo}sysctl kern.maxfilesperproc=65536 (and raise openfiles in /etc/login.conf)" ;;
+    *) fix="as root: ulimit -Hn 65536 in the class shell, or '*  hard  nofile  65536' in /etc/security/limits.conf and log in again (a container: docker run --ulimit nofile=65536:65536)" ;;
+    esac
+    bad "open files: hard limit $cap, below $min_fds: the walls of 03, 05, 06 and 07 (10 000 clients) stop with a message" "$fix"
+fi
+
+# Processes and threads per user: 02 holds 1000 children, 03 10 000 threads.
+if [ "$os" = Linux ]; then
+    nproc_hard=$(limit "Max processes" soft)
+    if [ -n "$nproc_hard" ] && [ "$nproc_hard" != unlimited ] && [ "$nproc_hard" -lt 11000 ]; then
+        warn "processes per user (ulimit -u) $nproc_hard: 03-threads' 10 000 threads count against it and its wall will stop early"
+    else
+        ok "processes per user: ${nproc_hard:-?} (03 needs 10 001 threads)"
+    fi
+elif [ "$os" = Darwin ]; then
+    t=$(sysctl_n kern.num_taskthreads); p=$(sysctl_n kern.maxprocperuid)
+    if [ -n "$t" ] && [ "$t" -lt 10001 ]; then
+        warn "kern.num_taskthreads = $t threads per process: 03-threads meets it before 10 000 clients (a fixed cap of XNU's: the wall, measured on macOS)"
+    else
+        ok "threads per process: ${t:-?}"
+    fi
+    if [ -n "$p" ] && [ "$p" -lt 1200 ]; then
+        warn "kern.maxprocperuid = $p: 02-fork's 1000 children plus your other processes may meet it; ${sudo}sysctl -w kern.maxprocperuid=2500 (kern.maxproc bounds it)"
+    else
+        ok "processes per user: ${p:-?} (02 needs about 1000 more than you run now)"
+    fi
+fi
+
+# The accept queue: a burst of connects past it turns into SYN retries of
+# 1 s, 2 s, ..., which every connect-time figure then carries.
+case $os in
+Linux) q=$(cat /proc/sys/net/core/somaxconn 2>/dev/null); qname=net.core.somaxconn ;;
+FreeBSD) q=$(sysctl_n kern.ipc.soacceptqueue); qname=kern.ipc.soacceptqueue ;;
+*) q=$(sysctl_n kern.ipc.somaxconn); qname=kern.ipc.somaxconn ;;
+esac
+if [ -z "$q" ]; then
+    warn "cannot read the accept-queue limit ($qname)"
+elif [ "$q" -lt 1024 ]; then
+    warn "$qname = $q: bursts of connects wait for SYN retries (1 s and more); ${sudo}sysctl -w $qname=4096"
+else
+    ok "$qname = $q"
+fi
+
+# Ephemeral ports: C10K opens 10 000 connections from loopback at once.
+case $os in
+Linux)
+    # shellcheck disable=SC2046 # two numbers, split on purpose
+    set -- $(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    lo=${1:-}; hi=${2:-}
+    pfix="${sudo}sysctl -w net.ipv4.ip_local_port_range=\"15000 64999\"" ;;
+*)
+    lo=$(sysctl_n net.inet.ip.portrange.first); hi=$(sysctl_n net.inet.ip.portrange.last)
+    pfix="${sudo}sysctl -w net.inet.ip.portrange.first=32768" ;;
+esac
+if [ -z "$lo" ] || [ -z "$hi" ]; then
+    warn "cannot read the ephemeral port range"
+else
+    ports=$((hi - lo + 1))
+    if [ $ports -lt 10100 ]; then
+        bad "ephemeral ports $lo-$hi ($ports): fewer than C10K's 10 000 connections" "$pfix"
+    elif [ $ports -lt 20000 ]; then
+        warn "ephemeral ports $lo-$hi ($ports): one C10K run fits, a second within TIME_WAIT (30-60 s) may not; wait a minute between them, or $pfix"
+    else
+        ok "ephemeral ports $lo-$hi ($ports)"
+    fi
+fi
+
+echo
+if [ $missing -eq 0 ]; then
+    echo "ready for the class ($warned warning(s) above, each says what it costs)."
+    [ "$os" = Linux ] || echo "(Not Linux: make wall runs here; the tests and the break-it labs need a Linux machine.)"
+    exit 0
+fi
+echo "NOT ready: $missing thing(s) missing; run the fix line under each MISSING above, then this again."
+exit 1

@@ -1,0 +1,37 @@
+#!/bin/sh
+# doctor_check.sh CASE: scripts/doctor.sh on this machine, as it is (ready)
+# and made to lack something (no-compiler, low-fds). Each case checks the
+# exit status and the line that names the problem.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+doctor=scripts/doctor.sh
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/doctor-check.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+run() { # expected-status pattern [env assignments...]
+    want=$1 pattern=$2
+    shift 2
+    env "$@" sh "$doctor" >"$tmp/out" 2>&1
+    rc=$?
+    cat "$tmp/out"
+    if [ $rc -ne "$want" ]; then echo "FAIL: doctor.sh exited $rc, want $want"; exit 1; fi
+    if ! grep -q "$pattern" "$tmp/out"; then echo "FAIL: no line matching '$pattern'"; exit 1; fi
+    echo "ok: exit $rc and a line matching '$pattern'"
+}
+
+case ${1:-} in
+ready)
+    # The machine that runs this suite runs the class (it runs harder tests).
+    run 0 '^ready for the class' ;;
+no-compiler)
+    # A PATH with the tools doctor.sh itself uses, but no cc, gcc or clang.
+    mkdir "$tmp/bin"
+    for t in sh uname sed awk id cat mktemp rm tr printf git make cmake sysctl nc apt-get dnf; do
+        p=$(command -v "$t" 2>/dev/null) && ln -s "$p" "$tmp/bin/$t"
+    done
+    run 1 '^MISSING  a C compiler' PATH="$tmp/bin" CC=cc ;;
+low-fds)
+    # More descriptors than any machine allows: the open-file check must fail.
+    run 1 '^MISSING  open files: hard limit' DOCTOR_MIN_FDS=1000000000 ;;
+*) echo "usage: doctor_check.sh ready|no-compiler|low-fds" >&2; exit 2 ;;
+esac
