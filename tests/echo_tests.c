@@ -1074,12 +1074,27 @@ out:
  */
 #define PAUSE_DEPARTURES 10
 
+/*
+ * Lines of its stderr that contain word. By hand, not strstr() in a loop:
+ * under ASan each strstr() first measures the whole rest of the text, and a
+ * broken server's log of a million lines would take the test minutes.
+ */
 static int count_lines_with(const server_t *s, const char *word)
 {
     char *text = server_stderr(s);
+    size_t wlen = strlen(word);
     int count = 0;
-    for (const char *p = text; p && (p = strstr(p, word)) != NULL; p += strlen(word))
-        count++;
+    for (const char *line = text; line && *line;) {
+        const char *end = line;
+        while (*end && *end != '\n')
+            end++;
+        for (const char *p = line; p + wlen <= end; p++)
+            if (memcmp(p, word, wlen) == 0) {
+                count++;
+                break;
+            }
+        line = *end ? end + 1 : end;
+    }
     free(text);
     return count;
 }
@@ -1601,7 +1616,7 @@ out:
  * answers a ping caught behind the queue only after accepting all of it.
  */
 #define STORM_CONNECTS 3000
-#define STORM_CONNECTS_SELECT 900 /* 04: every fd below FD_SETSIZE */
+#define STORM_CONNECTS_SELECT 1000 /* 04: every fd below FD_SETSIZE */
 
 typedef struct {
     double worst_rtt, storm_s;
