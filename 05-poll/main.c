@@ -219,7 +219,7 @@ int main(int argc, char **argv)
     if (set_nonblocking(listen_fd) < 0)
         fatal("fcntl O_NONBLOCK");
 
-    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
     if (!add_pollfd(listen_fd, POLLIN) || !add_pollfd(stop_pipe[0], POLLIN))
         fatal("realloc pollfds");
     announce_listening(listen_fd);

@@ -225,7 +225,7 @@ int main(int argc, char **argv)
     if (kq < 0)
         fatal("kqueue");
 
-    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
     if (!watch_read(listen_fd, EV_ADD) || !watch_read(stop_pipe[0], EV_ADD))
         fatal("kevent");
     announce_listening(listen_fd);

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
     if (epoll_fd < 0)
         fatal("epoll_create1");
 
-    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM. */
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
     if (!set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN) ||
         !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN))
         fatal("epoll_ctl");

@@ -126,7 +126,9 @@ static inline const char *task_limit(int err, bool threads)
 #ifdef THREADS_PER_PROCESS
     int cap = -1;
     size_t len = sizeof cap;
-    if (threads && sysctlbyname(THREADS_PER_PROCESS, &cap, &len, NULL, 0) == 0)
+    if (!threads)
+        name = "RLIMIT_NPROC, under kern.maxprocperuid";
+    else if (sysctlbyname(THREADS_PER_PROCESS, &cap, &len, NULL, 0) == 0)
         name = THREADS_PER_PROCESS, value = cap;
 #endif
     char number[24] = "unlimited";

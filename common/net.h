@@ -3,17 +3,22 @@
  * command line, the listening socket and its "listening on" line, one-line
  * log messages, the open-file limit, and the stop signals.
  *
- * Two smaller headers sit on top of this one, each named for the rungs that
- * include it, so a reader of 01 can skip what only the later rungs need:
- *   blocking.h  01-03: write_all() (short writes), and the stop that wakes a
- *               thread blocked in accept(), read() or write();
+ * Two smaller headers sit on top of this one, and each rung includes
+ * exactly one of them:
+ *   blocking.h  01-03: write_all() (short writes), the stop that wakes a
+ *               thread blocked in accept(), read() or write(), waiting out
+ *               a failing accept(), and the process and thread limits;
  *   events.h    04-07: non-blocking sockets, the table of connections and
- *               its bound, and pausing accept() when descriptors run out.
+ *               its bound, and pausing accept() when it keeps failing.
+ * The split follows the ladder's one real fork in the road, blocking calls
+ * versus an event loop: a reader of 01 meets this file and blocking.h and
+ * can skip all of events.h, and no header holds code its rung never runs.
  *
  * One lesson does live here, because every rung relies on it: a signal
  * handler may do almost nothing (signal-safety(7)), so SIGINT/SIGTERM only
  * set stop_requested and write a byte to stop_pipe, the self-pipe that the
- * event loops watch (see install_signal_handlers() for why).
+ * event loops watch (see install_signal_handlers() for why); for 01-03 the
+ * handler also runs blocking.h's shut_blocked_calls().
  *
  * Platform differences (macOS, FreeBSD) are confined to these headers, so
  * that no main.c needs an #ifdef. Header-only on purpose: each rung builds

@@ -1074,12 +1074,27 @@ out:
  */
 #define PAUSE_DEPARTURES 10
 
+/*
+ * Lines of its stderr that contain word. By hand, not strstr() in a loop:
+ * under ASan each strstr() first measures the whole rest of the text, and a
+ * broken server's log of a million lines would take the test minutes.
+ */
 static int count_lines_with(const server_t *s, const char *word)
 {
     char *text = server_stderr(s);
+    size_t wlen = strlen(word);
     int count = 0;
-    for (const char *p = text; p && (p = strstr(p, word)) != NULL; p += strlen(word))
-        count++;
+    for (const char *line = text; line && *line;) {
+        const char *end = line;
+        while (*end && *end != '\n')
+            end++;
+        for (const char *p = line; p + wlen <= end; p++)
+            if (memcmp(p, word, wlen) == 0) {
+                count++;
+                break;
+            }
+        line = *end ? end + 1 : end;
+    }
     free(text);
     return count;
 }
@@ -1498,16 +1513,18 @@ static void test_accept_errors(const rung_t *r)
         goto stop;
     sleep_s(0.3);
     double cpu = cpu_share_over(s.pid, 1.0);
-    expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "accept() failing with EMFILE: %.0f%% of a CPU over 1 s (bound %.0f%%)",
-           cpu * 100.0, IDLE_CPU_BOUND * 100.0);
-    set_fault("accept ENOBUFS");
-    sleep_s(0.3);
-    cpu = cpu_share_over(s.pid, 1.0);
-    expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "then with ENOBUFS: %.0f%% of a CPU over 1 s (bound %.0f%%)",
-           cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    bool idle = expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "accept() failing with EMFILE: %.0f%% of a CPU over 1 s (bound %.0f%%)",
+                       cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    if (idle) {
+        set_fault("accept ENOBUFS");
+        sleep_s(0.3);
+        cpu = cpu_share_over(s.pid, 1.0);
+        idle = expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "then with ENOBUFS: %.0f%% of a CPU over 1 s (bound %.0f%%)",
+                      cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    }
+    set_fault(""); /* at once: a spinning server fills its log */
     int lines = count_lines_with(&s, "accept");
     expect(lines >= 1 && lines <= 2, "%d stderr line%s name accept (want 1 or 2)", lines, lines == 1 ? "" : "s");
-    set_fault("");
     expect(echo_once(fd, 1300, 1000, ECHO_KEEP_OPEN, 5.0), "once accept() works again, the waiting client is served");
     expect(server_alive(&s), "server alive");
 stop:
@@ -1599,7 +1616,7 @@ out:
  * answers a ping caught behind the queue only after accepting all of it.
  */
 #define STORM_CONNECTS 3000
-#define STORM_CONNECTS_SELECT 900 /* 04: every fd below FD_SETSIZE */
+#define STORM_CONNECTS_SELECT 1000 /* 04: every fd below FD_SETSIZE */
 
 typedef struct {
     double worst_rtt, storm_s;
