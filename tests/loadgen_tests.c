@@ -237,7 +237,7 @@ static void check_invariants(const record_t *r, const char *format)
 
 typedef struct {
     const char *name;
-    const char *fault[8];  /* fake_server's arguments; empty: nothing listens */
+    const char *fault[12]; /* fake_server's arguments, NULL-terminated; empty: nothing listens */
     const char *args[16];  /* loadgen's, before -p PORT and the format */
     int exit_code;
     int rows;              /* results printed */
