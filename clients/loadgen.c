@@ -224,7 +224,7 @@ static int read_probe_echo(int fd, size_t *got, stall_counts_t *count)
     return *got == sizeof STALL_PROBE - 1;
 }
 
-static bool read_extra(loop_t *loop, int b, stall_counts_t *n);
+static bool read_extra(int b, stall_counts_t *n);
 
 /* The moments a stall run is made of, from now_ns(); 0 when it did not happen. */
 typedef struct {
@@ -302,7 +302,7 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
                 return -1;
             if (done)
                 at->b_echoed = now_ns();
-        } else if (ready > 0 && read_extra(loop, b, n)) {
+        } else if (ready > 0 && read_extra(b, n)) {
             loop_remove(loop, b); /* B's server side closed: nothing more to hear */
             n->b_ended = true;
         }
@@ -315,9 +315,8 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
  * true when B's stream has ended (closed or reset), false while it may
  * still bring bytes.
  */
-static bool read_extra(loop_t *loop, int b, stall_counts_t *n)
+static bool read_extra(int b, stall_counts_t *n)
 {
-    (void)loop;
     char buf[4096];
     ssize_t got = read(b, buf, sizeof buf);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -341,7 +340,7 @@ static void read_tail(loop_t *loop, int b, stall_counts_t *n)
     shutdown(b, SHUT_WR);
     while (now_ns() < until) {
         loop_event_t ev;
-        if (loop_wait(loop, &ev, 1, us_until(until)) > 0 && read_extra(loop, b, n))
+        if (loop_wait(loop, &ev, 1, us_until(until)) > 0 && read_extra(b, n))
             break;
     }
 }
@@ -726,6 +725,7 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
                1);
     report_int(&r, "connect_window", (long long)p.connect_window);
     report_memory(&r, &mem);
+    report_int(&r, "size", o->size);
     report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
     report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
