@@ -120,15 +120,15 @@ function add(kind,    spec, tags, i, n, g, key) {
 }
 
 # faults(kind, group): what this run (in J) says about the server and about
-# loadgen. The server's faults are summed per group in SFAULT (counts as
-# "N key"), the first one described in SFIRST; loadgen's own in CFAULT.
+# loadgen. nfault[kind, group] counts the group's runs with a server fault,
+# sfirst[] describes the first ("run K: N key ..."), cfault[] loadgen's own.
 function faults(kind, g,    list, c, nc, i, v, what, e) {
     list = (kind == "select") ? SELECT_FAULTS : FAULTS
     nc = split(list, c, " ")
     what = ""
     for (i = 1; i <= nc; i++) {
         v = J[c[i]] + 0
-        if (v > 0) { what = what " " v " " c[i]; fsum[kind, g, c[i]] += v }
+        if (v > 0) what = what " " v " " c[i]
     }
     e = J["error"]
     # A run that ended on a server error with no counter set (a partial
