@@ -75,7 +75,7 @@ plots() {
     [ "${NO_PLOTS:-0}" = 1 ] || ! command -v gnuplot >/dev/null 2>&1 && return
     local gp=$ROOT/scripts/plot.gp dat=$RESULTS/.memory.dat rungs="" rung pinned
     if [ -s "$RESULTS/scan.csv" ]; then
-        for rung in $SCAN_RUNGS; do grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"; done
+        for rung in ${SCAN_CONTRAST:-} ${SCAN_CLAIM:-${SCAN_RUNGS:-}}; do grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"; done
         pinned="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"
         gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=4; term='svg'; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)'; ttl='One active client beside N idle ones ($pinned)'" "$gp"
         gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=8; term='svg'; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)'; ttl='Server CPU per round trip beside N idle connections ($pinned)'" "$gp"

@@ -126,16 +126,17 @@ C10K_N=10000
 C10K_DURATION=2
 # Equal offered load: every compared server at LOAD_N connections and
 # LOAD_RATE messages per second in all, open loop. LOAD_N is 1000, not
-# 10 000: poll's wakeup walks every fd (1.1 to 2.8 ms per wakeup at 10 000
+# 10 000: poll's wakeup walks every fd (1.2 to 3.5 ms per wakeup at 10 000
 # idle in the scan here), so at 10 000 connections 05-poll saturates its
 # core at any rate that gives each connection an echo a second, and an
 # equal-load comparison needs every server below saturation. LOAD_RATE was
-# found by measuring on this 2-core machine: the highest round rate at
-# which no compared server used more than about half its core (05-poll, the
-# costliest, the nearest) and loadgen kept its schedule; see README.md.
+# found by measuring on this 2-core machine at N = 1000: at 5000 msgs/s
+# 05-poll, the costliest, used 57% to 97% of its core (saturated in 2 runs
+# of 3), at 3000 67%, while every other server stayed near 25% and loadgen
+# below 45%; 2500 keeps 05-poll near half a core, below saturation.
 LOAD_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 LOAD_N=1000
-LOAD_RATE=5000
+LOAD_RATE=2500
 LOAD_DURATION=2
 LOAD_REPS=3
 if [ "$QUICK" -eq 1 ]; then

@@ -291,7 +291,7 @@ port_budget() {
         END {
             w = 0
             for (i = 1; i <= n && used + need > b; i++) { used -= cnt[i]; w = when[i] + tw - t }
-            printf "%d", w > 0 ? w + 1 : 0
+            printf "%d", (w > 0 ? w + 1 : 0)
         }')
     if [ "$wait" -gt 0 ]; then
         log "ports: waiting ${wait}s for ports in TIME_WAIT to come free (at most $PORT_BUDGET fresh in ${PORT_TIME_WAIT_S}s)"

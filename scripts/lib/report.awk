@@ -42,9 +42,11 @@ BEGIN {
     YARD_TOLERANCE = 15   # 07-epoll's CPU per message <= libuv's + this many
                           # percent, at equal offered load (run-to-run spread
                           # of either: a few per cent)
-    LOAD_MAX_PCT = 70     # equal load: every compared server below this much of
-                          # its core (saturated is loadgen's own judgement, this the report's)
+    LOAD_MAX_PCT = 90     # equal load: every compared server below this much of
+                          # its core in every run (loadgen's own bound for "saturated")
     LOAD_KEPT = 0.97      # ... and the rate achieved at least this share of the offered
+    LOAD_POLL_FACTOR = 1.5 # ... and 05-poll's CPU per message at least this many times
+                          # the O(ready) loops' (measured 2.2x to 3.8x at N = 1000)
     # What counts as the server misbehaving, in any mode. "refused" is the
     # select ceiling's expected outcome there, and a fault everywhere else.
     FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes"
@@ -120,15 +122,15 @@ function add(kind,    spec, tags, i, n, g, key) {
 }
 
 # faults(kind, group): what this run (in J) says about the server and about
-# loadgen. The server's faults are summed per group in SFAULT (counts as
-# "N key"), the first one described in SFIRST; loadgen's own in CFAULT.
+# loadgen. nfault[kind, group] counts the group's runs with a server fault,
+# sfirst[] describes the first ("run K: N key ..."), cfault[] loadgen's own.
 function faults(kind, g,    list, c, nc, i, v, what, e) {
     list = (kind == "select") ? SELECT_FAULTS : FAULTS
     nc = split(list, c, " ")
     what = ""
     for (i = 1; i <= nc; i++) {
         v = J[c[i]] + 0
-        if (v > 0) { what = what " " v " " c[i]; fsum[kind, g, c[i]] += v }
+        if (v > 0) what = what " " v " " c[i]
     }
     e = J["error"]
     # A run that ended on a server error with no counter set (a partial
@@ -433,10 +435,12 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
 
 # Equal offered load: every compared server at the same N and the same
 # open-loop rate. The comparison holds only if the client kept the
-# schedule and no server was saturated; its figure is server CPU per
-# message, and the claim is the ladder's: an O(ready) loop costs less per
-# message than a process or a thread per client.
-function verdict_load(    n, i, g, c, p, sat, lag, kept, text, bad, lo, hi, loops, blocking, e0) {
+# schedule and no server was saturated. Its figure is server CPU per
+# message; below saturation each message costs about one wakeup for every
+# model, so the claim it checks is the one equal load makes visible: poll
+# pays O(n) per wakeup, an O(ready) loop does not (06 and 07's worst run
+# against 05-poll's best, times LOAD_POLL_FACTOR).
+function verdict_load(    n, i, g, c, p, sat, kept, text, bad, loops, poll, e0) {
     start()
     if (load_status != "") { skip(load_status); verdict("equal load", 0, ""); return }
     n = split(load_rungs, R, " ")
@@ -458,11 +462,11 @@ function verdict_load(    n, i, g, c, p, sat, lag, kept, text, bad, lo, hi, loop
             (sat + 0 > 0 ? " [saturated in " sat " runs]" : "") (kept != "" && kept < LOAD_KEPT * load_rate ? " [kept only " r(kept, 0) "/s]" : "") \
             (e0 != "" && e0 + 0 < 1 ? " [a connection got no echo]" : ""))
         if (R[i] == "06-kqueue" || R[i] == "07-epoll") { if (loops == "" || stat("load", g, "server_cpu_us_per_msg", "max") > loops) loops = stat("load", g, "server_cpu_us_per_msg", "max") }
-        if (R[i] == "02-fork" || R[i] == "03-threads") { if (blocking == "" || stat("load", g, "server_cpu_us_per_msg", "min") < blocking) blocking = stat("load", g, "server_cpu_us_per_msg", "min") }
+        if (R[i] == "05-poll") poll = stat("load", g, "server_cpu_us_per_msg", "min")
     }
-    if (loops == "" || blocking == "" || loops + 0 >= blocking + 0) bad = 1
-    verdict("equal load", !bad, sprintf("%d connections, %d msgs/s offered (open loop, latency from the intended send), median (min-max) of the runs:%s (need every run below %s%% of a core, at least %s x the offered rate achieved, every connection echoed; 06 and 07's worst run cheaper per message than 02 and 03's best: %s < %s us)",
-        load_n, load_rate, substr(text, 2), LOAD_MAX_PCT, LOAD_KEPT, f(loops, 2), f(blocking, 2)))
+    if (loops == "" || poll == "" || poll + 0 < LOAD_POLL_FACTOR * loops) bad = 1
+    verdict("equal load", !bad, sprintf("%d connections, %d msgs/s offered (open loop, latency from the intended send), median (min-max) of the runs:%s (need every run below %s%% of a core, at least %s x the offered rate achieved, every connection echoed; 05-poll's best run >= %s x the O(ready) loops' worst: %s against %s us)",
+        load_n, load_rate, substr(text, 2), LOAD_MAX_PCT, LOAD_KEPT, LOAD_POLL_FACTOR, f(poll, 2), f(loops, 2)))
 }
 
 function verdict_yardstick(    e, u, text, bad) {
