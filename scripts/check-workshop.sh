@@ -52,6 +52,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+[ -f "$root/common/phase.mk" ] && [ -d "$root/docs/workshop" ] || {
+    echo "check-workshop: $root is not the ladder's root (run scripts/check-workshop.sh from the tree)" >&2
+    exit 2
+}
 
 mode=check
 patches=()
