@@ -192,6 +192,7 @@ build_suite() {
 # Jobs are lines "ID<TAB>ALONE<TAB>COMMAND..." in $scratch/jobs; each one's
 # output goes to $scratch/res/ID.out and its exit status to ID.rc.
 : >"$scratch/jobs"
+: >"$scratch/bug-plans"
 njobs=0
 # queue PLAN TEST ALONE(yes|no) COMMAND...: a job for TEST of the patch PLAN.
 queue() {
@@ -226,10 +227,14 @@ run_job() { # id command...
 }
 
 # run_pool: the jobs that may share the machine, $jobs at a time, then those
-# that must run alone, one by one.
+# that must run alone, one by one. The bugs' go first: a test that fails
+# often waits out its time-outs, and the longest should not start last.
 run_pool() {
     mkdir -p "$scratch/res"
     local running=() id alone cmd still p
+    { grep "$(printf '\t')no$(printf '\t').*/kept/[0-9]*/" "$scratch/jobs" | grep -F -f "$scratch/bug-plans"
+      grep "$(printf '\t')no$(printf '\t')" "$scratch/jobs" | grep -v -F -f "$scratch/bug-plans"
+    } >"$scratch/pool-order"
     while IFS="$(printf '\t')" read -r id alone cmd; do
         [ "$alone" = no ] || continue
         while [ ${#running[@]} -ge "$jobs" ]; do
@@ -243,7 +248,7 @@ run_pool() {
         # shellcheck disable=SC2086 # the command is words without spaces
         run_job "$id" $cmd </dev/null &
         running+=($!)
-    done <"$scratch/jobs"
+    done <"$scratch/pool-order"
     wait
     while IFS="$(printf '\t')" read -r id alone cmd; do
         # shellcheck disable=SC2086
@@ -348,6 +353,7 @@ prepare_patch() {
             early "no Caught-by: line"
             return
         fi
+        echo "/kept/$np/" >>"$scratch/bug-plans"
         for t in $caught; do
             queue "$plan" "$t" no "$scratch/bin/echo_tests" "$kept/$np/${t%%:*}/server" "${t#*:}"
         done
