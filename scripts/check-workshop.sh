@@ -19,9 +19,10 @@
 # builds it, `make server` (one compiler call: ASan + UBSan, -Werror, the
 # phase Makefile's flags); a tests/workshop/*.cmake it adds has its test
 # program built with one compiler call too. The binaries are kept aside and
-# the copy reset for the next patch. Then every test runs, CHECK_JOBS at a
-# time (default 2 per CPU), with the suite's own program (tests/echo_tests.c,
-# built once):
+# the copy reset for the next patch. The tests run CHECK_JOBS at a time
+# (default 2 per CPU), with the suite's own program (tests/echo_tests.c,
+# built once); the bugs' start as soon as each bug is built, the solutions'
+# once all builds are done:
 #   solution: builds without a warning and passes every test of the rungs it
 #     touches except its Changes: ones, plus the tests it Adds:. Tests that
 #     time or load the machine (LADDER_SERIAL_TESTS in tests/CMakeLists.txt,
@@ -52,6 +53,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+[ -f "$root/common/phase.mk" ] && [ -d "$root/docs/workshop" ] || {
+    echo "check-workshop: $root is not the ladder's root (run scripts/check-workshop.sh from the tree)" >&2
+    exit 2
+}
 
 mode=check
 patches=()
@@ -221,26 +226,41 @@ run_job() { # id command...
     wait "$dog" 2>/dev/null
 }
 
-# run_pool: the jobs that may share the machine, $jobs at a time, then those
-# that must run alone, one by one.
-run_pool() {
-    mkdir -p "$scratch/res"
-    local running=() id alone cmd still p
+# The pool: at most $jobs tests at once. launch waits for a free slot;
+# launch_new starts the jobs queued since the last call that may share the
+# machine; drain waits for all of them.
+running=()
+launched=0
+reap() {
+    local still=() p
+    for p in ${running[@]+"${running[@]}"}; do
+        if kill -0 "$p" 2>/dev/null; then still+=("$p"); else wait "$p" 2>/dev/null; fi
+    done
+    running=(${still[@]+"${still[@]}"})
+}
+launch() { # id command...
+    reap
+    while [ ${#running[@]} -ge "$jobs" ]; do
+        sleep 0.1
+        reap
+    done
+    run_job "$@" </dev/null &
+    running+=($!)
+}
+launch_new() {
+    local id alone cmd
     while IFS="$(printf '\t')" read -r id alone cmd; do
-        [ "$alone" = no ] || continue
-        while [ ${#running[@]} -ge "$jobs" ]; do
-            still=()
-            for p in "${running[@]}"; do
-                if kill -0 "$p" 2>/dev/null; then still+=("$p"); else wait "$p" 2>/dev/null; fi
-            done
-            running=(${still[@]+"${still[@]}"})
-            [ ${#running[@]} -lt "$jobs" ] || sleep 0.1
-        done
+        [ "$id" -gt "$launched" ] || continue
+        launched=$id
         # shellcheck disable=SC2086 # the command is words without spaces
-        run_job "$id" $cmd </dev/null &
-        running+=($!)
+        [ "$alone" = no ] && launch "$id" $cmd
     done <"$scratch/jobs"
-    wait
+    return 0
+}
+drain() { wait; running=(); }
+# run_alone: the jobs that must have the machine to themselves, one by one.
+run_alone() {
+    local id alone cmd
     while IFS="$(printf '\t')" read -r id alone cmd; do
         # shellcheck disable=SC2086
         [ "$alone" = yes ] && run_job "$id" $cmd </dev/null
@@ -490,15 +510,27 @@ if ! build_suite; then
     echo "check-workshop: the test suite (tests/echo_tests.c) does not build; see $logs/suite.log" >&2
     exit 1
 fi
-for p in "${patches[@]}"; do prepare_patch "$p"; done
+# The bugs first, each one's tests started as soon as it is built, so that
+# building the next patches overlaps them (a failing test mostly waits out
+# its time-outs, and the load cannot make it pass); then the solutions, whose
+# tests start once every build is done, and last those that run alone.
+mkdir -p "$scratch/res"
+for p in "${patches[@]}"; do
+    case $p in */bugs/*) prepare_patch "$p"; launch_new ;; esac
+done
+for p in "${patches[@]}"; do
+    case $p in */bugs/*) ;; *) prepare_patch "$p" ;; esac
+done
 built=$SECONDS
-echo "(applied and built in $((built - started)) s; running $njobs tests, $jobs at a time)"
-run_pool
+echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile; $njobs tests, $jobs at a time)"
+launch_new
+drain
+run_alone
 i=0
 while [ $i -lt $np ]; do
     i=$((i + 1))
     judge_patch $i
 done
-echo "(build $((built - started)) s, tests $((SECONDS - built)) s)"
+echo "(builds done after $((built - started)) s, tests done $((SECONDS - built)) s later)"
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

@@ -80,7 +80,7 @@ for f in common/wall.sh common/phase.mk scripts/test.sh scripts/check-workshop.s
 done
 # shellcheck disable=SC2086
 forbid "GNU-only tool or option (off Linux it is missing)" \
-    '(^|[;&|({]|\$\(|then|do|else) *(timeout|nproc|taskset)( |$)|stat +-c|date +[^|;]*%N|readlink +-f|sed +-i( |$)|sed +-i -|(^|[^[:alnum:]_])grep +-[a-zA-Z]*P|xargs +-[a-zA-Z0-9]*r|--ignore-failed-read|sort +-V' \
+    '(^|[;&|({]|\$\(|then|do|else) *(timeout|nproc|taskset)([ );|&]|$)|stat +-c|date +[^|;]*%N|readlink +-f|sed +-i( |$)|sed +-i -|(^|[^[:alnum:]_])grep +-[a-zA-Z]*P|xargs +-[a-zA-Z0-9]*r|--ignore-failed-read|sort +-V' \
     $mine
 [ $fails -eq $before ] && echo "no GNU-only tool in:$mine"
 [ $fails -eq 0 ] || { echo "FAIL: $fails problem(s)"; exit 1; }

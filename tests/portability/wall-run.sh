@@ -110,7 +110,7 @@ case $rung in
 esac
 if [ "$mode" = forced ]; then
     check "loadgen on its kqueue loop through the shim" 'kqueue event loop, through the kqueue shim'
-    check "the off-Linux path named" 'here (Linux, on the off-Linux path'
+    check "the off-Linux path named" 'Here (Linux, on the off-Linux path'
     case $rung in
     01-*) ;;
     0[2367]-*) check "no /proc figure" 'read from /proc, which the off-Linux path leaves out' ;;
