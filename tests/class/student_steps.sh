@@ -28,7 +28,11 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 # The tracked files as they are now (uncommitted edits included), as a
 # repository of their own: what a student's fresh clone holds.
 mkdir -p "$clone"
-(cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
+else
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
+fi
 cd "$clone" || exit 2
 g() { git -c user.name=student -c user.email=student@localhost "$@"; }
 g init -q && g add -A && g commit -qm "fresh clone" || exit 2
