@@ -14,6 +14,7 @@
 #   4. the lab's patch with git apply: RED; git apply -R: GREEN
 #   5. the lab planted with lab.sh plant: RED, hidden from git diff; lab.sh
 #      reset: GREEN, the tree clean and the student's set-aside edit back
+# shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/student-steps.XXXXXX") || exit 2
