@@ -219,7 +219,7 @@ cmd_check() {
     out=$gitdir/ladder-lab-ctest.log
     (cd "$root/build/dev" && ctest -j "${LAB_JOBS:-2}" --output-on-failure -R "$regex") >"$out" 2>&1
     rc=$?
-    sed -n '/^ *[0-9]*\/[0-9]* Test *#/p; /tests passed/p; /tests failed/p' "$out"
+    sed -n '/^ *[0-9]*\/[0-9]* Test *#/p; /tests passed, /p' "$out"
     n=$(echo "$tests" | wc -w | tr -d ' ')
     if ! grep -q "tests failed out of $n\$" "$out"; then
         cat "$out"
