@@ -119,15 +119,20 @@ fi
 
 # Which nc: the guide's framing try-out needs one that half-closes after its
 # input and still reads the answer.
+if [ "$os" = Darwin ]; then
+    nc_fix="brew install nmap, then type ncat where the guide says nc (Ncat half-closes by itself)"
+else
+    nc_fix=$(install netcat-openbsd nmap-ncat x netcat)
+fi
 if have nc; then
     help=$(nc -h 2>&1; nc --version 2>&1)
     case $help in
     *OpenBSD*) ok "nc is OpenBSD netcat: use nc -N" ;;
     *Ncat*) ok "nc is Ncat (nmap): it half-closes after its input by itself; use nc without -N" ;;
-    *) warn "nc is neither OpenBSD netcat nor Ncat; for the framing try-out: $(install netcat-openbsd nmap-ncat netcat netcat)" ;;
+    *) warn "nc is neither OpenBSD netcat nor Ncat; for the framing try-out: $nc_fix" ;;
     esac
 else
-    warn "no nc (used to poke servers by hand): $(install netcat-openbsd nmap-ncat netcat netcat)"
+    warn "no nc (used to poke servers by hand): $nc_fix"
 fi
 if [ "$os" = Linux ] && ! have strace; then
     warn "no strace (the optional syscall-counting exercise): $(install strace strace x x)"

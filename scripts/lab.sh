@@ -72,11 +72,15 @@ sheet_column() {
 
 dirty() { [ -n "$(git status --porcelain --untracked-files=normal)" ]; }
 
-# Solutions whose change the working tree (or, with --cached, HEAD) carries.
+# Solutions whose change the working tree (worktree) or the index and HEAD
+# (cached) carries. (A mode word rather than "$@": posh rejects an empty
+# "$@" under set -u.)
 solutions_in_tree() {
+    where=; [ "$1" = cached ] && where=--cached
     for s in "$solutions"/*.patch; do
         [ -f "$s" ] || continue
-        if git apply -R --check "$@" "$s" >/dev/null 2>&1; then basename "$s" .patch; fi
+        # shellcheck disable=SC2086 # empty or one option
+        if git apply -R --check $where "$s" >/dev/null 2>&1; then basename "$s" .patch; fi
     done
 }
 
@@ -95,7 +99,7 @@ cmd_plant() {
     orig_commit=$(git rev-parse HEAD) || die "this clone has no commit"
     stash=""
     if dirty; then
-        applied=$(solutions_in_tree | tr '\n' ' ')
+        applied=$(solutions_in_tree worktree | tr '\n' ' ')
         git_ stash push -q --include-untracked -m "lab.sh: work set aside while lab $name is planted" ||
             die "git stash failed: nothing was changed; commit or clean your work by hand and plant again"
         stash=$(git rev-parse -q --verify refs/stash)
@@ -117,7 +121,7 @@ cmd_plant() {
     if ! git apply --check "$patch" >/dev/null 2>&1; then
         # A solution committed on the branch may be in the way (et-one-read
         # changes code that edge-triggered.patch removes).
-        for s in $(solutions_in_tree --cached); do
+        for s in $(solutions_in_tree cached); do
             if git apply -R --index "$solutions/$s.patch" 2>/dev/null &&
                 git_ commit -q -m "$MESSAGE (base)" && git apply --check "$patch" >/dev/null 2>&1; then
                 echo "Your branch carries the $s solution; it is taken out on the lab branch, which starts from the rung without it."
@@ -215,7 +219,7 @@ cmd_check() {
     out=$gitdir/ladder-lab-ctest.log
     (cd "$root/build/dev" && ctest -j "${LAB_JOBS:-2}" --output-on-failure -R "$regex") >"$out" 2>&1
     rc=$?
-    sed -n '/^ *[0-9]*\/[0-9]* Test *#/p; /tests passed/p; /tests failed/p' "$out"
+    sed -n '/^ *[0-9]*\/[0-9]* Test *#/p; /tests passed, /p' "$out"
     n=$(echo "$tests" | wc -w | tr -d ' ')
     if ! grep -q "tests failed out of $n\$" "$out"; then
         cat "$out"

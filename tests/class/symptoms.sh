@@ -25,6 +25,15 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/symptoms.XXXXXX") || exit 2
 trap 'rm -rf "$scratch"' EXIT
 trap 'exit 130' INT TERM
 
+# The tracked files (a tarball without .git: everything but build output).
+copy_tree() {
+    if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+        (cd "$root" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$1" -xf -
+    else
+        (cd "$root" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$1" -xf -
+    fi
+}
+
 failed=0
 for lab in "$@"; do
     patch_name=$lab
@@ -36,7 +45,7 @@ for lab in "$@"; do
     [ -n "$rung" ] || rung=07-epoll
     tree=$scratch/$lab
     mkdir -p "$tree"
-    (cd "$root" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$tree" -xf - || {
+    copy_tree "$tree" || {
         echo "FAIL $lab: cannot copy the tree"; failed=1; continue
     }
     if [ $control = no ] && ! (cd "$tree" && git apply "$patch"); then

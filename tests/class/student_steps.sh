@@ -1,0 +1,93 @@
+#!/bin/sh
+# student_steps.sh: the guide's student commands, in order, on a scratch
+# clone, with an edit that breaks the rung before each check. A check that
+# passes against a stale build (the binary of before the edit, the
+# `git apply` or the `git apply -R`) fails this test.
+#
+# The rung is 05-poll and the breakage is the write-interest bug (every
+# connection asks for POLLOUT): its test, 05-poll:idle-does-not-block, takes
+# seconds, and it is exactly the kind of edit a student makes by hand.
+#   1. a fresh clone: `scripts/lab.sh check write-interest` configures the
+#      build itself and goes GREEN
+#   2. the student's edit that breaks it: the next check goes RED
+#   3. the edit undone with git checkout: GREEN
+#   4. the lab's patch with git apply: RED; git apply -R: GREEN
+#   5. the lab planted with lab.sh plant: RED, hidden from git diff; lab.sh
+#      reset: GREEN, the tree clean and the student's set-aside edit back
+# shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/student-steps.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+clone=$tmp/io-ladder
+failures=0
+step() { echo; echo "== $*"; }
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# The tracked files as they are now (uncommitted edits included), as a
+# repository of their own: what a student's fresh clone holds.
+mkdir -p "$clone"
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
+else
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
+fi
+cd "$clone" || exit 2
+g() { git -c user.name=student -c user.email=student@localhost "$@"; }
+g init -q && g add -A && g commit -qm "fresh clone" || exit 2
+
+# expect_check red|green WHAT: run the lab check as a student would.
+expect_check() {
+    want=$1; shift
+    sh scripts/lab.sh check write-interest >"$tmp/check.log" 2>&1
+    rc=$?
+    case "$want:$rc" in
+    green:0 | red:1) ok "$*: check went $want" ;;
+    *) cat "$tmp/check.log"; fail "$*: check exited $rc, want $want" ;;
+    esac
+}
+
+# The student's own edit: interest() asks for POLLOUT always.
+break_by_hand() {
+    sed 's/return wants_write(c) ? POLLOUT : POLLIN;/return POLLIN | POLLOUT;/' 05-poll/main.c >"$tmp/m.c" &&
+        cat "$tmp/m.c" >05-poll/main.c
+    grep -q 'return POLLIN | POLLOUT;' 05-poll/main.c || { fail "the hand edit did not apply (05-poll/main.c changed?)"; exit 1; }
+}
+
+step "1. fresh clone, nothing built: the check configures and builds"
+[ ! -d build/dev ] || fail "the scratch clone already has build/dev"
+expect_check green "fresh clone"
+
+step "2. an edit that breaks the rung"
+break_by_hand
+expect_check red "after the edit"
+
+step "3. the edit undone"
+git checkout -q 05-poll/main.c
+expect_check green "after git checkout"
+
+step "4. the lab as a patch: git apply, then git apply -R"
+git apply docs/workshop/bugs/write-interest.patch || fail "git apply"
+expect_check red "after git apply"
+git apply -R docs/workshop/bugs/write-interest.patch || fail "git apply -R"
+expect_check green "after git apply -R"
+
+step "5. lab.sh plant over a student's uncommitted edit, then reset"
+echo "/* the student's note */" >>05-poll/README.md
+sh scripts/lab.sh plant write-interest >"$tmp/plant.log" 2>&1 || { cat "$tmp/plant.log"; fail "plant"; }
+grep -q 'set aside' "$tmp/plant.log" && ok "plant said it set the edit aside" || fail "plant did not say it set the edit aside"
+[ -z "$(git status --porcelain)" ] && ok "git status shows nothing planted" || fail "git status shows the plant: $(git status --porcelain)"
+git diff --quiet HEAD && ok "git diff shows nothing" || fail "git diff shows the bug"
+expect_check red "lab planted"
+sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1 || { cat "$tmp/reset.log"; fail "reset"; }
+[ "$(git status --porcelain)" = " M 05-poll/README.md" ] && ok "reset: only the student's own edit is left" ||
+    fail "after reset: $(git status --porcelain | tr '\n' ' ')"
+[ "$(git rev-parse --abbrev-ref HEAD)" != ladder-lab ] && ok "reset: back on the student's branch" || fail "still on ladder-lab"
+expect_check green "after reset"
+
+echo
+if [ $failures -eq 0 ]; then echo "student steps: passed"; exit 0; fi
+echo "student steps: $failures failed"
+exit 1
