@@ -132,8 +132,11 @@ C10K_DURATION=2
 # equal-load comparison needs every server below saturation. LOAD_RATE was
 # found by measuring on this 2-core machine at N = 1000: at 5000 msgs/s
 # 05-poll, the costliest, used 57% to 97% of its core (saturated in 2 runs
-# of 3), at 3000 67%, while every other server stayed near 25% and loadgen
-# below 45%; 2500 keeps 05-poll near half a core, below saturation.
+# of 3), while every other server stayed near 25% and loadgen below 45%;
+# at 2500, 05-poll used 79% to 87% (fewer messages per wakeup, so more CPU
+# per message) and the others 10% to 14%: every server below saturation
+# (90%, loadgen's bound), 05-poll with the thinnest margin. On a slower
+# machine lower it (1000 still gives each connection 2 echoes a window).
 LOAD_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 LOAD_N=1000
 LOAD_RATE=2500

@@ -62,11 +62,13 @@ for _ in $(seq 1 100); do
 done
 [ -n "$PORT" ] || { echo "FAIL: fake_server did not start: $(cat "$WORK/server.err")"; exit 1; }
 
-# lg TAGS ARGS...: one loadgen run, its JSON line(s) tagged, on stdout.
+# lg TAGS ARGS...: one loadgen run, its JSON line(s) tagged, on stdout
+# (with the server's figures, except in stall mode, which has none).
 lg() {
-    local tags=$1
+    local tags=$1 pid=""
     shift
-    "$LOADGEN" "$@" -p "$PORT" --server-pid "$SERVER_PID" --json --timeout 20 2>>"$WORK/lg.err" |
+    [ "$1" = stall ] || pid="--server-pid $SERVER_PID"
+    "$LOADGEN" "$@" -p "$PORT" $pid --json --timeout 20 2>>"$WORK/lg.err" |
         sed -n "s/^{/{$tags,/p; " | sed 's/}$/,"server_hwm_kb":null,"server_stop":"ok"}/'
 }
 
