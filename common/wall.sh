@@ -551,7 +551,8 @@ demo_04() {
     lost=$(key lost); open=$(key still_open)
     need "$served" "served count"
     msgs=$(grep -c FD_SETSIZE "$tmp/err")
-    say "  served $served, refused $refused; the server logged $msgs refusals naming FD_SETSIZE, e.g.:" \
+    say "  served $served, refused $refused; the server said so in $msgs line(s) naming FD_SETSIZE" \
+        "  (one per run of refusals, not one per client: a storm must not flood the log):" \
         "    $(grep -m1 FD_SETSIZE "$tmp/err")" \
         "  still open after 2 s idle: $open, lost: $lost" \
         "  expect: about 1016 served (the descriptors below 1024 not already in use), the rest" \
