@@ -726,6 +726,7 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
     report_int(&r, "connect_window", (long long)p.connect_window);
     report_memory(&r, &mem);
     report_int(&r, "size", o->size);
+    report_int(&r, "bytes_verified", (long long)p.n.bytes_verified);
     report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
     report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
