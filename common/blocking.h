@@ -14,8 +14,7 @@
 #include "net.h"
 
 /* Sockets that SIGINT/SIGTERM put out of use (-1: none). */
-static volatile sig_atomic_t listener_to_shut = -1;
-static volatile sig_atomic_t client_to_shut = -1;
+static volatile sig_atomic_t listener_to_shut = -1, client_to_shut = -1;
 
 /*
  * Write all of buf to a blocking socket. write() may send less than asked
@@ -36,12 +35,11 @@ static inline int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* Run by net.h's signal handler; dup2() and shutdown() are
- * async-signal-safe (signal-safety(7)). */
+/* Run by net.h's signal handler once shut_listener_on_stop() has named the
+ * listener; dup2() and shutdown() are async-signal-safe (signal-safety(7)). */
 static inline void shut_blocked_calls(void)
 {
-    if (listener_to_shut >= 0)
-        dup2(stop_pipe[0], listener_to_shut);
+    dup2(stop_pipe[0], listener_to_shut);
     if (client_to_shut >= 0)
         shutdown(client_to_shut, SHUT_RDWR);
 }
@@ -101,41 +99,49 @@ static inline void accept_failed(int err)
 }
 
 /*
+ * Threads per process, where the kernel caps them apart from RLIMIT_NPROC:
+ * macOS kern.num_taskthreads (4096 on current Macs), FreeBSD
+ * kern.threads.max_threads_per_proc. Linux has no such cap: there threads
+ * count against RLIMIT_NPROC (proc(5)). NULL where there is none.
+ */
+static inline const char *thread_cap(long *value)
+{
+#if defined(__APPLE__) || defined(__FreeBSD__)
+#ifdef __APPLE__
+    const char *name = "kern.num_taskthreads";
+#else
+    const char *name = "kern.threads.max_threads_per_proc";
+#endif
+    int cap;
+    size_t len = sizeof cap;
+    if (sysctlbyname(name, &cap, &len, NULL, 0) == 0)
+        return *value = cap, name;
+#endif
+    (void)value;
+    return NULL;
+}
+
+/*
  * For the log line of a fork() (threads false) or pthread_create() that
  * failed with err: if EAGAIN, the limit it most likely met, with its value;
  * else "". Every kernel caps tasks at a number of its choosing: the
- * per-user RLIMIT_NPROC, which on Linux counts threads too (proc(5)) and on
- * macOS follows kern.maxprocperuid; and threads per process, on macOS
- * kern.num_taskthreads (4096 on current Macs), on FreeBSD
- * kern.threads.max_threads_per_proc.
+ * per-user RLIMIT_NPROC, which on Linux counts threads too and on macOS and
+ * FreeBSD follows kern.maxprocperuid; and threads per process (thread_cap).
+ * Leaves errno = err, for the log_errno() it is an argument of.
  */
-#ifdef __APPLE__
-#define THREADS_PER_PROCESS "kern.num_taskthreads"
-#elif defined(__FreeBSD__)
-#define THREADS_PER_PROCESS "kern.threads.max_threads_per_proc"
-#endif
-
 static inline const char *task_limit(int err, bool threads)
 {
     static char text[96];
-    int saved = errno; /* an argument of log_errno(), which reads errno after */
     struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
     getrlimit(RLIMIT_NPROC, &rl);
     long value = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
-    const char *name = "RLIMIT_NPROC";
-#ifdef THREADS_PER_PROCESS
-    int cap = -1;
-    size_t len = sizeof cap;
-    if (!threads)
-        name = "RLIMIT_NPROC, under kern.maxprocperuid";
-    else if (sysctlbyname(THREADS_PER_PROCESS, &cap, &len, NULL, 0) == 0)
-        name = THREADS_PER_PROCESS, value = cap;
-#endif
+    const char *name = threads ? thread_cap(&value) : NULL;
     char number[24] = "unlimited";
     if (value >= 0)
         snprintf(number, sizeof number, "%ld", value);
-    snprintf(text, sizeof text, "; the %s limit: %s %s", threads ? "thread" : "process", name, number);
-    errno = saved;
+    snprintf(text, sizeof text, "; the %s limit: %s %s", threads ? "thread" : "process",
+             name ? name : "RLIMIT_NPROC", number);
+    errno = err;
     return err == EAGAIN ? text : "";
 }
 
