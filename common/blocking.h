@@ -99,12 +99,14 @@ static inline void accept_failed(int err)
 }
 
 /*
- * Threads per process, where the kernel caps them apart from RLIMIT_NPROC:
- * macOS kern.num_taskthreads (4096 on current Macs), FreeBSD
- * kern.threads.max_threads_per_proc. Linux has no such cap: there threads
- * count against RLIMIT_NPROC (proc(5)). NULL where there is none.
+ * The BSDs' own caps on tasks, for task_limit(): the per-user process limit
+ * is RLIMIT_NPROC held under kern.maxprocperuid; threads per process are
+ * capped by kern.num_taskthreads on macOS (4096 on current Macs) and
+ * kern.threads.max_threads_per_proc on FreeBSD, whose value replaces
+ * RLIMIT_NPROC's. NULL on Linux, where RLIMIT_NPROC is the whole story:
+ * it counts threads too (proc(5)).
  */
-static inline const char *thread_cap(long *value)
+static inline const char *platform_task_limit(bool threads, long *value)
 {
 #if defined(__APPLE__) || defined(__FreeBSD__)
 #ifdef __APPLE__
@@ -114,10 +116,12 @@ static inline const char *thread_cap(long *value)
 #endif
     int cap;
     size_t len = sizeof cap;
+    if (!threads)
+        return "RLIMIT_NPROC, under kern.maxprocperuid";
     if (sysctlbyname(name, &cap, &len, NULL, 0) == 0)
         return *value = cap, name;
 #endif
-    (void)value;
+    (void)threads, (void)value;
     return NULL;
 }
 
@@ -125,9 +129,9 @@ static inline const char *thread_cap(long *value)
  * For the log line of a fork() (threads false) or pthread_create() that
  * failed with err: if EAGAIN, the limit it most likely met, with its value;
  * else "". Every kernel caps tasks at a number of its choosing: the
- * per-user RLIMIT_NPROC, which on Linux counts threads too and on macOS and
- * FreeBSD follows kern.maxprocperuid; and threads per process (thread_cap).
- * Leaves errno = err, for the log_errno() it is an argument of.
+ * per-user RLIMIT_NPROC, which on Linux counts threads too, and whatever
+ * platform_task_limit() names. Leaves errno = err, for the log_errno() it
+ * is an argument of.
  */
 static inline const char *task_limit(int err, bool threads)
 {
@@ -135,7 +139,7 @@ static inline const char *task_limit(int err, bool threads)
     struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
     getrlimit(RLIMIT_NPROC, &rl);
     long value = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
-    const char *name = threads ? thread_cap(&value) : NULL;
+    const char *name = platform_task_limit(threads, &value);
     char number[24] = "unlimited";
     if (value >= 0)
         snprintf(number, sizeof number, "%ld", value);
