@@ -94,8 +94,9 @@ static _Atomic(void (*)(void)) on_stop_hook;
  * from many processes (02) or threads (03) never interleave mid-line; with
  * errno, ": reason" is added. strerror_r, not strerror: POSIX does not
  * require strerror() to be thread-safe, and 03's workers log concurrently.
- * The buffer holds the longest line the parts can make, so none is cut
- * short. errno is left as it was. (Named apart from BSD's warn(3) and
+ * With the name cut at 48 characters and the message at 255, the buffer
+ * holds the longest line the parts can make, newline included. errno is
+ * left as it was. (Named apart from BSD's warn(3) and
  * err(3).)
  */
 __attribute__((format(printf, 2, 3)))
