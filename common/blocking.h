@@ -14,8 +14,7 @@
 #include "net.h"
 
 /* Sockets that SIGINT/SIGTERM put out of use (-1: none). */
-static volatile sig_atomic_t listener_to_shut = -1;
-static volatile sig_atomic_t client_to_shut = -1;
+static volatile sig_atomic_t listener_to_shut = -1, client_to_shut = -1;
 
 /*
  * Write all of buf to a blocking socket. write() may send less than asked
@@ -36,12 +35,11 @@ static inline int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* Run by net.h's signal handler; dup2() and shutdown() are
- * async-signal-safe (signal-safety(7)). */
+/* Run by net.h's signal handler once shut_listener_on_stop() has named the
+ * listener; dup2() and shutdown() are async-signal-safe (signal-safety(7)). */
 static inline void shut_blocked_calls(void)
 {
-    if (listener_to_shut >= 0)
-        dup2(stop_pipe[0], listener_to_shut);
+    dup2(stop_pipe[0], listener_to_shut);
     if (client_to_shut >= 0)
         shutdown(client_to_shut, SHUT_RDWR);
 }
@@ -101,41 +99,53 @@ static inline void accept_failed(int err)
 }
 
 /*
+ * The BSDs' own caps on tasks, for task_limit(): the per-user process limit
+ * is RLIMIT_NPROC held under kern.maxprocperuid; threads per process are
+ * capped by kern.num_taskthreads on macOS (4096 on current Macs) and
+ * kern.threads.max_threads_per_proc on FreeBSD, whose value replaces
+ * RLIMIT_NPROC's. NULL on Linux, where RLIMIT_NPROC is the whole story:
+ * it counts threads too (proc(5)).
+ */
+static inline const char *platform_task_limit(bool threads, long *value)
+{
+#if defined(__APPLE__) || defined(__FreeBSD__)
+#ifdef __APPLE__
+    const char *name = "kern.num_taskthreads";
+#else
+    const char *name = "kern.threads.max_threads_per_proc";
+#endif
+    int cap;
+    size_t len = sizeof cap;
+    if (!threads)
+        return "RLIMIT_NPROC, under kern.maxprocperuid";
+    if (sysctlbyname(name, &cap, &len, NULL, 0) == 0)
+        return *value = cap, name;
+#endif
+    (void)threads, (void)value;
+    return NULL;
+}
+
+/*
  * For the log line of a fork() (threads false) or pthread_create() that
  * failed with err: if EAGAIN, the limit it most likely met, with its value;
  * else "". Every kernel caps tasks at a number of its choosing: the
- * per-user RLIMIT_NPROC, which on Linux counts threads too (proc(5)) and on
- * macOS follows kern.maxprocperuid; and threads per process, on macOS
- * kern.num_taskthreads (4096 on current Macs), on FreeBSD
- * kern.threads.max_threads_per_proc.
+ * per-user RLIMIT_NPROC, which on Linux counts threads too, and whatever
+ * platform_task_limit() names. Leaves errno = err, for the log_errno() it
+ * is an argument of.
  */
-#ifdef __APPLE__
-#define THREADS_PER_PROCESS "kern.num_taskthreads"
-#elif defined(__FreeBSD__)
-#define THREADS_PER_PROCESS "kern.threads.max_threads_per_proc"
-#endif
-
 static inline const char *task_limit(int err, bool threads)
 {
     static char text[96];
-    int saved = errno; /* an argument of log_errno(), which reads errno after */
     struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
     getrlimit(RLIMIT_NPROC, &rl);
     long value = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
-    const char *name = "RLIMIT_NPROC";
-#ifdef THREADS_PER_PROCESS
-    int cap = -1;
-    size_t len = sizeof cap;
-    if (!threads)
-        name = "RLIMIT_NPROC, under kern.maxprocperuid";
-    else if (sysctlbyname(THREADS_PER_PROCESS, &cap, &len, NULL, 0) == 0)
-        name = THREADS_PER_PROCESS, value = cap;
-#endif
+    const char *name = platform_task_limit(threads, &value);
     char number[24] = "unlimited";
     if (value >= 0)
         snprintf(number, sizeof number, "%ld", value);
-    snprintf(text, sizeof text, "; the %s limit: %s %s", threads ? "thread" : "process", name, number);
-    errno = saved;
+    snprintf(text, sizeof text, "; the %s limit: %s %s", threads ? "thread" : "process",
+             name ? name : "RLIMIT_NPROC", number);
+    errno = err;
     return err == EAGAIN ? text : "";
 }
 

@@ -14,6 +14,9 @@
 
 #include "net.h"
 
+#include <fcntl.h>
+#include <limits.h> /* LONG_MAX, and OPEN_MAX on macOS */
+
 static void watch_listener(bool on); /* each event rung defines it */
 
 /* On a non-blocking socket these mean "not now", never "this peer failed". */
@@ -22,10 +25,10 @@ static inline bool is_transient(int err)
     return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
 }
 
+/* F_GETFL fails only on a bad fd, and then F_SETFL fails too: -1 either way. */
 static inline int set_nonblocking(int fd)
 {
-    int flags = fcntl(fd, F_GETFL);
-    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
 /* ---- the table of connections ------------------------------------------ */

@@ -27,15 +27,12 @@
 #ifndef LADDER_NET_H
 #define LADDER_NET_H
 
-/* glibc hides sigaction's SA_RESTART and friends under strict -std=c11. */
-#ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE
-#endif
+/* glibc hides sigaction's SA_RESTART and friends under strict -std=c11.
+ * Spelt as -D_DEFAULT_SOURCE spells it, so that both may be given. */
+#define _DEFAULT_SOURCE 1
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -51,9 +48,6 @@
 #if defined(__APPLE__) || defined(__FreeBSD__)
 #include <sys/sysctl.h> /* sysctlbyname: the BSDs' limits */
 #endif
-
-#define DEFAULT_PORT "9999"
-#define DEFAULT_ADDR "127.0.0.1" /* loopback unless the reader asks otherwise */
 
 /*
  * A small backlog turns a burst of connects into dropped SYNs that the client
@@ -100,24 +94,24 @@ static _Atomic(void (*)(void)) on_stop_hook;
  * from many processes (02) or threads (03) never interleave mid-line; with
  * errno, ": reason" is added. strerror_r, not strerror: POSIX does not
  * require strerror() to be thread-safe, and 03's workers log concurrently.
- * errno is left as it was. (Named apart from BSD's warn(3) and err(3).)
+ * With the name cut at 48 characters and the message at 255, the buffer
+ * holds the longest line the parts can make, newline included. errno is
+ * left as it was. (Named apart from BSD's warn(3) and
+ * err(3).)
  */
 __attribute__((format(printf, 2, 3)))
 static inline void log_line(bool with_errno, const char *fmt, ...)
 {
     int err = errno;
-    char line[512], reason[128] = "";
+    char message[256], reason[128] = "", line[64 + sizeof message + sizeof reason];
     va_list ap;
     va_start(ap, fmt);
-    int len = snprintf(line, sizeof line, "%s: ", program_name);
-    vsnprintf(line + len, sizeof line - (size_t)len, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (with_errno)
         strerror_r(err, reason, sizeof reason); /* the XSI one, returning int */
-    len = (int)strlen(line);
-    snprintf(line + len, sizeof line - (size_t)len, "%s%s\n", with_errno ? ": " : "", reason);
-    len = (int)strlen(line);
-    line[len - 1] = '\n'; /* truncated or not, the line ends */
+    int len = snprintf(line, sizeof line, "%.48s: %s%s%s\n", program_name, message,
+                       with_errno ? ": " : "", reason);
     (void)!write(STDERR_FILENO, line, (size_t)len);
     errno = err;
 }
@@ -138,67 +132,59 @@ static inline long long monotonic_ms(void)
 /* Hook for a phase's own flags (03-threads adds -s); returns 0 if accepted. */
 typedef int (*extra_option_fn)(int opt, const char *arg);
 
-/* With a complaint (fmt, arg): on stderr, exit 2. Without (-h): stdout, 0. */
-static inline void usage(const char *extra_usage, const char *fmt, const char *arg)
+static const char *extra_usage_text = ""; /* 03-threads: " [-s STACK_KIB ...]" */
+
+/* -h: the usage on stdout, exit 0. Bad arguments: stderr, exit 2. */
+_Noreturn static inline void usage(FILE *out, int status)
 {
-    FILE *out = fmt ? stderr : stdout;
-    if (fmt) {
-        fprintf(out, "%s: ", program_name);
-        fprintf(out, fmt, arg);
-        fputc('\n', out);
-    }
-    fprintf(out, "usage: %s [-p PORT] [-b ADDR] [-v] [-h]%s\n", program_name,
-            extra_usage ? extra_usage : "");
-    exit(fmt ? 2 : 0);
+    fprintf(out, "usage: %s [-p PORT] [-b ADDR] [-v] [-h]%s\n", program_name, extra_usage_text);
+    exit(status);
 }
 
-static inline bool is_port(const char *s)
-{
-    size_t len = strspn(s, "0123456789");
-    return len > 0 && len <= 5 && s[len] == '\0' && atol(s) <= 65535;
-}
+/* The contract for bad arguments: one line saying what is wrong, the usage. */
+#define bad_arguments(...) (log_msg(__VA_ARGS__), usage(stderr, 2))
 
-static inline bool is_address(const char *s)
-{
-    unsigned char addr[16]; /* an IPv6 address */
-    return inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1;
-}
-
+/*
+ * -p and -b are checked once all options are read (of a repeated one, the
+ * last counts), so that open_listener() meets only the system's refusals.
+ */
 static inline void parse_options(int argc, char **argv, server_options_t *opts,
-                          const char *extra_flags, const char *extra_usage,
-                          extra_option_fn on_extra)
+                                 const char *extra_flags, const char *extra_usage,
+                                 extra_option_fn on_extra)
 {
-    char optstring[32];
     const char *slash = strrchr(argv[0], '/');
     program_name = slash ? slash + 1 : argv[0];
-    *opts = (server_options_t){.addr = DEFAULT_ADDR, .port = DEFAULT_PORT};
+    extra_usage_text = extra_usage ? extra_usage : "";
+    /* Loopback unless the reader asks otherwise. */
+    *opts = (server_options_t){.addr = "127.0.0.1", .port = "9999"};
 
+    char optstring[32];
+    /* The leading ':' keeps getopt() quiet (we print our own one-line
+     * errors) and makes a missing value ':' rather than '?'. */
     snprintf(optstring, sizeof optstring, ":p:b:vh%s", extra_flags ? extra_flags : "");
-    opterr = 0; /* we print our own one-line errors */
     int opt;
     while ((opt = getopt(argc, argv, optstring)) != -1) {
         switch (opt) {
-        case 'p':
-            if (!is_port(optarg))
-                usage(extra_usage, "bad port '%s' (want 0-65535)", optarg);
-            opts->port = optarg;
-            break;
-        case 'b':
-            if (!is_address(optarg))
-                usage(extra_usage, "bad address '%s' (want IPv4 or IPv6, numeric)", optarg);
-            opts->addr = optarg;
-            break;
+        case 'p': opts->port = optarg; break;
+        case 'b': opts->addr = optarg; break;
         case 'v': opts->verbose = true; break;
-        case 'h': usage(extra_usage, NULL, NULL); break;
-        case ':': usage(extra_usage, "option -%s needs a value", (char[]){(char)optopt, 0}); break;
-        case '?': usage(extra_usage, "unknown option -%s", (char[]){(char)optopt, 0}); break;
+        case 'h': usage(stdout, 0);
+        case ':': bad_arguments("option -%c needs a value", optopt);
+        case '?': bad_arguments("unknown option -%c", optopt);
         default:
             if (!on_extra || on_extra(opt, optarg) != 0)
-                usage(extra_usage, "bad value '%s'", optarg ? optarg : "");
+                bad_arguments("bad value '%s' for -%c", optarg ? optarg : "", opt);
         }
     }
     if (optind < argc)
-        usage(extra_usage, "unexpected argument '%s'", argv[optind]);
+        bad_arguments("unexpected argument '%s'", argv[optind]);
+    /* A port is 1 to 5 decimal digits, at most 65535; an address is numeric. */
+    size_t digits = strspn(opts->port, "0123456789");
+    if (digits == 0 || digits > 5 || opts->port[digits] != '\0' || atol(opts->port) > 65535)
+        bad_arguments("bad port '%s' (want 0-65535)", opts->port);
+    unsigned char addr[16]; /* room for an IPv6 address */
+    if (inet_pton(AF_INET, opts->addr, addr) != 1 && inet_pton(AF_INET6, opts->addr, addr) != 1)
+        bad_arguments("bad address '%s' (want IPv4 or IPv6, numeric)", opts->addr);
 }
 
 /* ---- the listening socket ---------------------------------------------- */
@@ -209,10 +195,8 @@ static inline int open_listener(const server_options_t *opts)
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
     struct addrinfo *ai;
     int rc = getaddrinfo(opts->addr, opts->port, &hints, &ai);
-    if (rc != 0) {
-        log_msg("address %s port %s: %s", opts->addr, opts->port, gai_strerror(rc));
-        exit(1);
-    }
+    if (rc != 0) /* both numeric and checked: the system lacks that family, or memory */
+        log_msg("address %s port %s: %s", opts->addr, opts->port, gai_strerror(rc)), exit(1);
     int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
     if (fd < 0)
         fatal("socket");
@@ -261,28 +245,35 @@ static inline void announce_listening(int listen_fd)
  */
 #define OPEN_FILES_CEILING 65536
 
-/* Soft limit := the least of the hard limit, the platform's, the ceiling.
- * Returns the limit now in force. */
+/*
+ * The most open files the platform itself lets a process have. macOS
+ * reports the hard limit as RLIM_INFINITY, yet its setrlimit() refuses a
+ * soft limit above kern.maxfilesperproc (setrlimit(2)); on Linux and FreeBSD
+ * the hard limit is the whole story.
+ */
+static inline rlim_t platform_open_file_max(void)
+{
+#ifdef __APPLE__
+    int max = 10240; /* OPEN_MAX, should the lookup fail */
+    size_t len = sizeof max;
+    sysctlbyname("kern.maxfilesperproc", &max, &len, NULL, 0);
+    return (rlim_t)max;
+#else
+    return RLIM_INFINITY;
+#endif
+}
+
+/* Soft limit := the least of the hard limit, the platform's, the ceiling
+ * (lowered, too, if it was above). Returns the limit now in force. */
 static inline long raise_open_file_limit(bool verbose)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        fatal("getrlimit RLIMIT_NOFILE");
+    getrlimit(RLIMIT_NOFILE, &rl);
     rlim_t want = rl.rlim_max < OPEN_FILES_CEILING ? rl.rlim_max : OPEN_FILES_CEILING;
-#ifdef __APPLE__
-    /* macOS reports the hard limit as RLIM_INFINITY, yet its setrlimit()
-     * refuses a soft limit above kern.maxfilesperproc (setrlimit(2)). */
-    int max = OPEN_MAX;
-    size_t len = sizeof max;
-    sysctlbyname("kern.maxfilesperproc", &max, &len, NULL, 0);
-    want = want < (rlim_t)max ? want : (rlim_t)max;
-#endif
-    if (rl.rlim_cur != want) {
-        rl.rlim_cur = want; /* lowered, too, if it was above the ceiling */
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            log_errno("setrlimit RLIMIT_NOFILE %ld", (long)want);
-        getrlimit(RLIMIT_NOFILE, &rl);
-    }
+    rl.rlim_cur = want < platform_open_file_max() ? want : platform_open_file_max();
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        log_errno("setrlimit RLIMIT_NOFILE %ld", (long)rl.rlim_cur);
+    getrlimit(RLIMIT_NOFILE, &rl);
     if (verbose)
         log_msg("open-file limit: %ld%s", (long)rl.rlim_cur,
                 rl.rlim_cur < rl.rlim_max ? " (capped below the hard limit)" : "");
@@ -298,8 +289,9 @@ static inline void on_stop_signal(int sig)
     if (stop_requested)
         _exit(1); /* a second Ctrl-C means "now" */
     stop_requested = 1;
-    if (stop_pipe[1] >= 0)
-        (void)!write(stop_pipe[1], "x", 1);
+    /* The only byte ever written (a second signal exits above), so the pipe
+     * cannot fill and its write end may stay blocking. */
+    (void)!write(stop_pipe[1], "x", 1);
     if (on_stop_hook)
         on_stop_hook();
     errno = saved;
@@ -319,7 +311,7 @@ static inline void on_stop_signal(int sig)
 static inline void install_signal_handlers(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    if (pipe(stop_pipe) < 0 || fcntl(stop_pipe[1], F_SETFL, O_NONBLOCK) < 0)
+    if (pipe(stop_pipe) < 0) /* before the handler, which writes to it */
         fatal("pipe");
     struct sigaction sa = {.sa_handler = on_stop_signal}; /* sa_flags 0 */
     sigemptyset(&sa.sa_mask);
