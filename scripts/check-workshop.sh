@@ -181,11 +181,16 @@ verdict() { # ok|FAIL name message
 # echo_tests itself says (exit 2, "does not apply").
 suite_tests() { "$scratch/bin/echo_tests" | awk '/^tests:/ { on = 1; next } on && NF { print $1 }'; }
 
-# build_suite: echo_tests from the base tree, once.
+# build_suite: echo_tests from the base tree, once, with the fault library
+# that some of its tests preload into the server (built as tests/CMakeLists.txt
+# builds it: without sanitizers, as it sits in front of the server's).
 build_suite() {
+    local lib=$scratch/bin/libladder_fault.so
     mkdir -p "$scratch/bin" &&
-        $CC $TEST_CFLAGS -I"$src/tests" -o "$scratch/bin/echo_tests" \
-            "$src/tests/echo_tests.c" "$src/tests/harness.c" -lm >"$logs/suite.log" 2>&1
+        $CC -std=c11 -Wall -Wextra -Werror -O1 -shared -fPIC -o "$lib" \
+            "$src/tests/fault.c" -ldl >"$logs/suite.log" 2>&1 &&
+        $CC $TEST_CFLAGS -DLADDER_FAULT_LIB="\"$lib\"" -I"$src/tests" -o "$scratch/bin/echo_tests" \
+            "$src/tests/echo_tests.c" "$src/tests/harness.c" -lm >>"$logs/suite.log" 2>&1
 }
 
 # ---- the test pool ----------------------------------------------------------
