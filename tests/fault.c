@@ -8,7 +8,7 @@
  *   accept ENOBUFS | ENOMEM | EMFILE   accept() fails with that errno
  *   fork EAGAIN                        fork() fails (a process limit)
  *   pthread_create EAGAIN              pthread_create() fails (a thread limit)
- *   getsockname SIGTERM                SIGTERM arrives just before getsockname()
+ *   getsockname SIGTERM                SIGTERM arrives just before the first getsockname()
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -91,8 +91,9 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
 int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
     static int (*next)(int, struct sockaddr *, socklen_t *);
-    if (fault_for("getsockname") == SIGTERM)
-        raise(SIGTERM);
+    static int raised; /* once per process: a second SIGTERM means "now" (exit 1) */
+    if (!raised && fault_for("getsockname") == SIGTERM)
+        raised = raise(SIGTERM) == 0;
     if (!next)
         next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "getsockname");
     return next(fd, addr, len);
