@@ -15,16 +15,17 @@
 #
 # Check: the tracked files of this tree (uncommitted edits included) are
 # copied to a scratch directory. Each patch in turn is applied there with
-# plain `git apply` and each rung it touches is built the way a student
-# builds it, `make server` (one compiler call: ASan + UBSan, -Werror, the
+# plain `git apply` and each rung it touches (all of them, for common/) is
+# built the way a student builds it, `make server` (one compiler call: ASan + UBSan, -Werror, the
 # phase Makefile's flags); a tests/workshop/*.cmake it adds has its test
 # program built with one compiler call too. The binaries are kept aside and
 # the copy reset for the next patch. The tests run CHECK_JOBS at a time
 # (default 2 per CPU), with the suite's own program (tests/echo_tests.c,
 # built once); the bugs' start as soon as each bug is built, the solutions'
 # once all builds are done:
-#   solution: builds without a warning and passes every test of the rungs it
-#     touches except its Changes: ones, plus the tests it Adds:. Tests that
+#   solution: builds without a warning and passes every test of the rungs
+#     whose folders it changes (every rung, if it changes only common/)
+#     except its Changes: ones, plus the tests it Adds:. Tests that
 #     time or load the machine (LADDER_SERIAL_TESTS in tests/CMakeLists.txt,
 #     and *storm* but signal-storm, as there) run alone, after the others.
 #   bug: builds, and every test named in Caught-by: fails (these run beside
@@ -375,9 +376,15 @@ prepare_patch() {
         return
     fi
     # A solution: every test of its rungs but its Changes:, and what it adds.
-    local serial alone
+    # Its rungs are those whose folder it changes; one that changes only
+    # common/ is tested in every rung. (A change to common/ beside a rung's
+    # own, such as reuseport's new listener option, is built into every rung
+    # above, warnings as errors, but tested where it is used.)
+    local serial alone test_rungs
+    test_rungs=$(body "$patch" | sed -n 's#^diff --git a/\([0-9][0-9]-[^/ ]*\)/.*#\1#p' | sort -u)
+    [ -n "$test_rungs" ] || test_rungs=$rungs
     serial=" $(serial_tests | tr '\n' ' ') "
-    for r in $rungs; do
+    for r in $test_rungs; do
         for t in $all; do
             grep -qxF -- "$r:$t" "$plan/changes" && continue
             alone=no

@@ -16,7 +16,7 @@
 #
 # Every form builds what it tests first (and configures a fresh clone): ctest
 # itself rebuilds too, through its "build" test that every test requires.
-# Parallel: ctest runs LADDER_TEST_JOBS tests at once (default: 2 per CPU;
+# Parallel: ctest runs LADDER_TEST_JOBS tests at once (default: 3 per CPU;
 # most tests wait on sockets, and those that time or load the machine run
 # alone, see tests/CMakeLists.txt). Builds use at most 2 jobs.
 #
@@ -56,7 +56,7 @@ ensure_tools cmake make clang
 export CC=${CC:-clang}
 ensure_sanitizers "$CC"
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
-jobs=${LADDER_TEST_JOBS:-$((2 * cpus))}
+jobs=${LADDER_TEST_JOBS:-$((3 * cpus))}
 build_jobs=2
 
 # ---- timing and results ------------------------------------------------------
