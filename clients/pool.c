@@ -309,7 +309,10 @@ static void start_message(pool_t *p, conn_t *c, uint64_t due_ns)
     c->in_window = p->window_end && due_ns >= p->window_start && due_ns < p->window_end;
     uint64_t now = now_ns();
     p->n.sends += p->window_end && now >= p->window_start && now < p->window_end;
-    p->sent_after_end += p->window_open && now >= p->window_end;
+    /* By when it was due, not when write() ran: a message due inside the
+     * window but sent in the batch handled just after its end is owed, so
+     * it counts as in flight at the end (and its echo, in the drain). */
+    p->sent_after_end += p->window_open && due_ns >= p->window_end;
     p->busy++;
     send_more(p, c);
     if (c->state == CONN_BUSY)
