@@ -427,7 +427,7 @@ demo_02() {
     say "  expect: $((n + 1)) processes and tens of KiB of PSS per process (summed RSS says hundreds of" \
         "  MB). Setup is a fork() per client, which copies the parent's page tables: from about" \
         "  0.1 ms to over 1 ms depending on the machine and its load; an event loop accepts a" \
-        "  client in tens of µs. The reference run (top README) measured 43.6 KiB and 1.9 ms" \
+        "  client in tens of µs. The reference run (top README) measured 35.6 KiB and 337 µs" \
         "  per client at 10 000 clients, on a loaded 2-core machine."
     nproc_here="ulimit -u = $(limit -u) processes per user (RLIMIT_NPROC)"
     per_uid=$(kern kern.maxprocperuid)
@@ -561,7 +561,7 @@ demo_04() {
     scan 0,100,1000
     say "  expect: the round trip and the server's CPU per round trip grow with the idle count:" \
         "  select() copies and scans the whole fd_set on every wakeup. The reference run (top" \
-        "  README) went from 26.4 µs to 145.6 µs (5.5x)."
+        "  README) went from 25.9 µs to 117.0 µs (4.5x)."
     walls "FD_SETSIZE = 1024 descriptors in an fd_set, fixed when the program is compiled" \
         "Linux (glibc): 1024; FD_SET() past it writes past the set" \
         "macOS: 1024 too; select() returns EINVAL for nfds above it, unless the program is" \
@@ -598,7 +598,7 @@ demo_05() {
     ports_after 10001
     say "  expect: growth with the idle count, roughly in proportion past 1000: poll() hands the" \
         "  kernel all n descriptors on every call and the server walks all n results. The" \
-        "  reference run (top README): 26.0 µs at 0 idle, 114 µs at 1000, 1167 µs at 10 000 (44.8x)."
+        "  reference run (top README): 20.5 µs at 0 idle, 144 µs at 1000, 3645 µs at 10 000 (178x)."
     if [ "$os" = Darwin ]; then
         here="poll() refuses more than OPEN_MAX = 10240 descriptors (EINVAL), whatever the fd limit"
     else
@@ -623,7 +623,7 @@ demo_flat() {
         say "  (on Linux kevent() is the teaching shim over epoll: this is epoll's behaviour)"
     say "  expect: flat, within noise, from 0 to 10 000 idle: the interest list lives in the" \
         "  kernel and $api returns only the ready descriptors. The reference run measured" \
-        "  24-29 µs from 0 to 10 000 idle (1.13x)."
+        "  20-26 µs from 0 to 10 000 idle (1.02x for 06, 1.07x for 07)."
     stop_server
     say "" "C10K: 10 000 clients at once, all ping-ponging 64-byte messages for 5 s, every byte checked" \
         "  (server and client not pinned: they share the machine's CPUs)."
