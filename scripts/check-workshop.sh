@@ -20,7 +20,7 @@
 # phase Makefile's flags); a tests/workshop/*.cmake it adds has its test
 # program built with one compiler call too. The binaries are kept aside and
 # the copy reset for the next patch. The tests run CHECK_JOBS at a time
-# (default 2 per CPU), with the suite's own program (tests/echo_tests.c,
+# (default 3 per CPU), with the suite's own program (tests/echo_tests.c,
 # built once); the bugs' start as soon as each bug is built, the solutions'
 # once all builds are done:
 #   solution: builds without a warning and passes every test of the rungs
@@ -49,7 +49,7 @@
 # writes the patch body from that tree (the header is kept).
 # Run the check afterwards: a refreshed bug must still be caught.
 #
-# Environment: CC (default clang, as scripts/test.sh), CHECK_JOBS (default 2 per
+# Environment: CC (default clang, as scripts/test.sh), CHECK_JOBS (default 3 per
 # CPU), CHECK_BUILD_JOBS (make -j for the rungs, default 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -82,7 +82,7 @@ fi
 
 export CC=${CC:-clang}
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
-jobs=${CHECK_JOBS:-$((2 * cpus))}
+jobs=${CHECK_JOBS:-$((3 * cpus))}
 ALL_RUNGS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll"
 # The suite's programs are built like CMake's dev configuration builds them
 # (common/phase.mk's DEV_CFLAGS are the same flags).
