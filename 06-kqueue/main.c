@@ -250,7 +250,7 @@ int main(int argc, char **argv)
                 on_ready(conns[fd]);
         }
         if (ms_until_accept_retry() == 0)
-            accept_clients(); /* out of fds a while: try again, however busy we are */
+            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

@@ -99,11 +99,15 @@ static inline bool refuse_past(int fd, long slots, const char *table)
  * system's) but leaves the client queued, so a level-triggered listener
  * stays ready and the loop would spin; short of kernel memory (ENOBUFS,
  * ENOMEM) the next try fails just the same. So the loop stops watching the
- * listener until one of its clients leaves, and, since the shortage may end
- * elsewhere (another process, for ENFILE), also retries ACCEPT_RETRY_MS
- * later. The retry is due at a fixed time, checked at every wakeup: a
- * time-out that restarts with each wait would never run out while a client
- * chatters. One line per episode; an episode ends when accept() says EAGAIN.
+ * listener, tries again as soon as one of its clients leaves, and, since
+ * the shortage may end elsewhere (another process, for ENFILE), also
+ * ACCEPT_RETRY_MS later. The retry is due at a fixed time, checked at every
+ * wakeup: a time-out that restarts with each wait would never run out while
+ * a client chatters. One line per episode; an episode ends when accept()
+ * says EAGAIN. (Linux reports EMFILE before it looks at the queue, so the
+ * try after a client leaves is what sees EAGAIN when nobody was waiting:
+ * watching the listener again would wait for a client that never comes,
+ * and the next episode would go unlogged.)
  */
 static struct {
     bool paused;        /* the listener is not watched */
@@ -118,20 +122,21 @@ static struct {
  */
 #define ACCEPT_BATCH 64
 
-/* A client left, so a descriptor is free: watch the listener again. */
+/* A client left, so a descriptor is free: if paused, try accept() at the
+ * end of this wakeup (ms_until_accept_retry() says 0). */
 static inline void accept_resume(void)
 {
     if (accept_pause.paused)
-        watch_listener(true);
-    accept_pause.paused = false;
+        accept_pause.retry_ms = 0;
 }
 
 /* accept() failed with err, other than EINTR or ECONNABORTED. */
 static inline void accept_failed(int err)
 {
     if (is_transient(err)) { /* EAGAIN: all who queued are in */
-        accept_pause.logged = false;
-        accept_resume();
+        if (accept_pause.paused)
+            watch_listener(true);
+        accept_pause.paused = accept_pause.logged = false;
         return;
     }
     errno = err;

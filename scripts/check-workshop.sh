@@ -25,9 +25,11 @@
 # once all builds are done:
 #   solution: builds without a warning and passes every test of the rungs
 #     whose folders it changes (every rung, if it changes only common/)
-#     except its Changes: ones, plus the tests it Adds:. Tests that
-#     time or load the machine (LADDER_SERIAL_TESTS in tests/CMakeLists.txt,
-#     and *storm* but signal-storm, as there) run alone, after the others.
+#     except its Changes: ones, plus the tests it Adds:. As in ctest
+#     (tests/CMakeLists.txt), tests that time a server or read its CPU share
+#     (LADDER_QUIET_TESTS) run after the others, beside each other, and
+#     those that hold thousands of descriptors or load the machine
+#     (LADDER_SERIAL_TESTS, and *storm* but signal-storm) run alone, last.
 #   bug: builds, and every test named in Caught-by: fails (these run beside
 #     the others: a failing test cannot be made to pass by the load).
 # A test that skips itself (exit 77: it lacks a privilege here) neither
@@ -132,9 +134,10 @@ added_sources() { # patch exe
     done
 }
 
-# Tests that must run alone: tests/CMakeLists.txt's LADDER_SERIAL_TESTS.
-serial_tests() {
-    awk '/^set\(LADDER_SERIAL_TESTS/ { on = 1; sub(/^set\(LADDER_SERIAL_TESTS/, "") }
+# The words of a set(LIST ...) in tests/CMakeLists.txt: LADDER_QUIET_TESTS
+# (run after the others, beside each other) or LADDER_SERIAL_TESTS (alone).
+listed_tests() {
+    awk -v list="$1" '$0 ~ "^set\\(" list "[ )]" { on = 1; sub("^set\\(" list, "") }
          on { line = $0; done = sub(/\).*/, "", line); print line; if (done) exit }' \
         "$root/tests/CMakeLists.txt" | tr -s ' \t' '\n\n' | sed '/^$/d'
 }
@@ -263,6 +266,16 @@ launch_new() {
     done <"$scratch/jobs"
     return 0
 }
+# run_quiet: the jobs that time a server or read its CPU share, once the
+# others are done, side by side (each server they start should sleep).
+run_quiet() {
+    local id alone cmd
+    while IFS="$(printf '\t')" read -r id alone cmd; do
+        # shellcheck disable=SC2086
+        [ "$alone" = quiet ] && launch "$id" $cmd
+    done <"$scratch/jobs"
+    drain
+}
 drain() { wait; running=(); }
 # run_alone: the jobs that must have the machine to themselves, one by one.
 run_alone() {
@@ -380,14 +393,16 @@ prepare_patch() {
     # common/ is tested in every rung. (A change to common/ beside a rung's
     # own, such as reuseport's new listener option, is built into every rung
     # above, warnings as errors, but tested where it is used.)
-    local serial alone test_rungs
+    local quiet serial alone test_rungs
     test_rungs=$(body "$patch" | sed -n 's#^diff --git a/\([0-9][0-9]-[^/ ]*\)/.*#\1#p' | sort -u)
     [ -n "$test_rungs" ] || test_rungs=$rungs
-    serial=" $(serial_tests | tr '\n' ' ') "
+    quiet=" $(listed_tests LADDER_QUIET_TESTS | tr '\n' ' ') "
+    serial=" $(listed_tests LADDER_SERIAL_TESTS | tr '\n' ' ') "
     for r in $test_rungs; do
         for t in $all; do
             grep -qxF -- "$r:$t" "$plan/changes" && continue
             alone=no
+            case "$quiet" in *" $t "*) alone=quiet ;; esac
             case "$serial" in *" $t "*) alone=yes ;; esac
             case $t in signal-storm) ;; *storm*) alone=yes ;; esac
             queue "$plan" "$r:$t" $alone "$scratch/bin/echo_tests" "$kept/$np/$r/server" "$t"
@@ -525,7 +540,8 @@ fi
 # The bugs first, each one's tests started as soon as it is built, so that
 # building the next patches overlaps them (a failing test mostly waits out
 # its time-outs, and the load cannot make it pass); then the solutions, whose
-# tests start once every build is done, and last those that run alone.
+# tests start once every build is done, then the quiet ones, and last those
+# that run alone.
 mkdir -p "$scratch/res"
 for p in "${patches[@]}"; do
     case $p in */bugs/*) prepare_patch "$p"; launch_new ;; esac
@@ -537,6 +553,7 @@ built=$SECONDS
 echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile; $njobs tests, $jobs at a time)"
 launch_new
 drain
+run_quiet
 run_alone
 i=0
 while [ $i -lt $np ]; do

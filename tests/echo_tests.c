@@ -1070,7 +1070,13 @@ out:
  * accepted clients leave one by one: each frees an fd, the server takes one
  * waiting client and meets EMFILE again, all within one episode. Once every
  * client has gone (the queue drained), a second crowd starts a second
- * episode: two lines in all.
+ * episode: two lines in all. Then the edge of an episode: clients connect
+ * one at a time until the server holds every fd its limit allows. Linux
+ * fails accept() with EMFILE before it looks at the queue, so the server
+ * pauses with nobody waiting; when they leave, only a try that sees EAGAIN
+ * ends that episode. A server that just watches the listener again never
+ * makes that try, stays in the old episode, and the third crowd goes
+ * unlogged.
  */
 #define PAUSE_DEPARTURES 10
 
@@ -1097,6 +1103,20 @@ static int count_lines_with(const server_t *s, const char *word)
     }
     free(text);
     return count;
+}
+
+/* Connect clients one at a time, each once the server has taken the last,
+ * until it holds FD_LIMIT fds; how many it took (-1 if one was not taken). */
+static int fill_to_limit(const server_t *s, int *fds)
+{
+    int n = 0;
+    for (int held = proc_fd_count(s->pid); held < FD_LIMIT && n < FD_LIMIT_CLIENTS; n++) {
+        fds[n] = client_connect(s->port, 0);
+        if (fds[n] < 0 || settle(proc_fd_count, s->pid, held + 1, 2.0) != held + 1)
+            return -1;
+        held++;
+    }
+    return n;
 }
 
 /* Connect a crowd past the limit; true if the server met it (logged a pause). */
@@ -1136,6 +1156,17 @@ static void test_pause_logged_once(const rung_t *r)
     sleep_s(0.3);
     lines = count_lines_with(&s, "pausing");
     expect(lines == 2, "two episodes, %d \"pausing\" lines (want 2)", lines);
+
+    close_clients(fds, FD_LIMIT_CLIENTS);
+    expect_fds_back(&s, baseline, 10.0);
+    int filled = fill_to_limit(&s, fds);
+    expect(filled > 0, "clients one by one until the server holds %d fds: %d taken", FD_LIMIT, filled);
+    sleep_s(0.3); /* EMFILE with nobody queued, and a retry or two */
+    int before = count_lines_with(&s, "pausing");
+    close_clients(fds, FD_LIMIT_CLIENTS);
+    expect_fds_back(&s, baseline, 10.0);
+    expect(crowd_at_limit(&s, fds, before + 1),
+           "they left, then a third crowd: a new episode, logged (%d \"pausing\" lines before it)", before);
 stop:
     close_clients(fds, FD_LIMIT_CLIENTS);
     server_stop(&s);
