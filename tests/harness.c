@@ -1131,6 +1131,15 @@ bool echo_unfinished(const echo_t *e)
     return e->result == ECHO_PENDING || e->result == ECHO_TIMEOUT;
 }
 
+/* Bytes moved and verdicts reached so far: grows while anything happens. */
+static size_t echo_progress(const echo_t *e, size_t n)
+{
+    size_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += e[i].sent + e[i].received + (e[i].result != ECHO_PENDING);
+    return sum;
+}
+
 size_t echo_run(echo_t *e, size_t n, const echo_opts_t *opts)
 {
     echo_opts_t o = opts ? *opts : (echo_opts_t){0};
@@ -1153,13 +1162,24 @@ size_t echo_run(echo_t *e, size_t n, const echo_opts_t *opts)
     for (size_t i = 0; i < n; i++)
         maybe_shut(&e[i]);
 
-    size_t live;
+    size_t live, moved = echo_progress(e, n);
+    double last_move = now_s();
+    bool stalled = false;
     while ((live = engine_interest(&g, e, n)) > 0 && now_s() < deadline) {
         double wake = next_tick < deadline ? next_tick : deadline;
         if (poll(g.pfd, live, ms_until(wake)) < 0 && errno != EINTR)
             break;
         engine_handle(&g, e, live);
         double t = now_s();
+        if (o.stall_s > 0) {
+            size_t now_moved = echo_progress(e, n);
+            if (now_moved != moved)
+                moved = now_moved, last_move = t;
+            else if (t - last_move >= o.stall_s) {
+                stalled = true;
+                break;
+            }
+        }
         if (t >= next_tick) {
             engine_refill(&g, n, o.read_per_tick);
             if (o.on_tick)
@@ -1169,7 +1189,10 @@ size_t echo_run(echo_t *e, size_t n, const echo_opts_t *opts)
     }
     size_t ok = 0;
     for (size_t i = 0; i < n; i++) {
-        if (e[i].result == ECHO_PENDING)
+        if (e[i].result == ECHO_PENDING && stalled)
+            decide(&e[i], ECHO_TIMEOUT, "no verdict, nothing moved anywhere for %.1f s: %zu of %zu bytes sent, %zu echoed",
+                   o.stall_s, e[i].sent, e[i].length, e[i].received);
+        else if (e[i].result == ECHO_PENDING)
             decide(&e[i], ECHO_TIMEOUT, "no verdict within %.1f s: %zu of %zu bytes sent, %zu echoed",
                    o.timeout_s, e[i].sent, e[i].length, e[i].received);
         ok += e[i].result == ECHO_OK;

@@ -225,6 +225,8 @@ void echo_init(echo_t *e, int fd, uint64_t seed, size_t length, echo_end_t end);
 
 typedef struct {
     double timeout_s;          /* for the whole run (default 30 s) */
+    double stall_s;            /* > 0: give up sooner, once no byte has moved
+                                  on any connection for this long */
     size_t read_per_tick;      /* > 0: read at most this much per connection
                                   per tick (a slow reader); 0: all there is */
     int tick_ms;               /* on_tick period (default 100 ms) */
