@@ -29,6 +29,9 @@
  *            microseconds of its own CPU time per read before echoing
  *   serial   one connection at a time, like 01-blocking: the next is
  *            accepted once the current one has closed
+ *   burn     --delay MS after the first connection (default 200), the
+ *            server answers nothing while it burns --busy-us microseconds
+ *            of its own CPU time, once, then serves again (K, BYTES unused)
  *
  * --only-from ADDR closes, unanswered, every connection whose source address
  * is not ADDR (the test of loadgen's portable path: 127.0.0.1 only).
@@ -64,11 +67,11 @@
 
 typedef enum { MODE_ECHO, MODE_CORRUPT, MODE_RESET, MODE_CLOSE, MODE_STALL, MODE_SILENT,
                MODE_EXIT, MODE_DUP, MODE_EXTRA, MODE_SWAP, MODE_LATE, MODE_PAUSE, MODE_FORK,
-               MODE_SERIAL } fault_mode_t;
+               MODE_SERIAL, MODE_BURN } fault_mode_t;
 
 static const char *const MODE_NAMES[] = {"echo", "corrupt", "reset", "close", "stall",
                                          "silent", "exit", "dup", "extra", "swap", "late",
-                                         "pause", "fork", "serial"};
+                                         "pause", "fork", "serial", "burn"};
 
 /* What `extra` sends after the last echo. */
 static const char EXTRA_BYTES[] = "bytes nobody sent\n";
@@ -125,7 +128,7 @@ static _Noreturn void usage(const char *why)
 {
     fprintf(stderr, "fake_server: %s\nusage: fake_server [-p PORT] --mode "
                     "echo|corrupt|reset|close|stall|silent|exit|dup|extra|swap|late|pause|"
-                    "fork|serial\n       [--every K] [--after BYTES] [--delay MS] [--busy-us US] "
+                    "fork|serial|burn\n       [--every K] [--after BYTES] [--delay MS] [--busy-us US] "
                     "[--only-from ADDR]\n",
             why);
     exit(2);
@@ -429,13 +432,22 @@ int main(int argc, char **argv)
     static struct pollfd fds[MAX_CONNS + 1];
     for (int i = 0; i < MAX_CONNS; i++)
         conns[i].fd = -1;
-    double start = mono_s();
+    double start = mono_s(), burn_at = 0; /* burn: when, once a client came */
+    bool burnt = false;
     while (!stop_requested) {
+        if (cf.mode == MODE_BURN && burn_at > 0 && !burnt && mono_s() >= burn_at) {
+            burn_cpu(cf.busy_us); /* nothing is read or answered meanwhile */
+            burnt = true;
+        }
         int timeout_ms = fill_poll_set(fds, conns, listen_fd, pause_left(start, &cf));
+        if (cf.mode == MODE_BURN && !burnt && (timeout_ms < 0 || timeout_ms > 10))
+            timeout_ms = 10; /* so as to start the burn on time */
         if (poll(fds, MAX_CONNS + 1, timeout_ms) < 0)
             continue; /* EINTR: the loop condition decides */
         if (fds[0].revents)
             on_accept(listen_fd, conns, &cf, &accepted, &last_slot);
+        if (accepted > 0 && burn_at == 0)
+            burn_at = mono_s() + cf.delay_s;
         if (pause_left(start, &cf) > 0)
             continue; /* a pause began while waiting: answer nothing now */
         for (int i = 0; i < MAX_CONNS; i++)
