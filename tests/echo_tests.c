@@ -646,7 +646,6 @@ static void expect_workers_released(const rung_t *r, const server_t *s, int thre
     }
 }
 
-/* Phase two of the exchange: shut down our side, expect EOF and nothing else. */
 /*
  * A server that leaves some of its many clients unserved leaves them so for
  * good; once nothing has moved on any connection for this long, stop
@@ -655,6 +654,7 @@ static void expect_workers_released(const rung_t *r, const server_t *s, int thre
  */
 #define MANY_STALL_S 5.0
 
+/* Phase two of the exchange: shut down our side, expect EOF and nothing else. */
 static size_t hang_up_all(echo_t *e, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1081,10 +1081,10 @@ out:
  * episode: two lines in all. Then the edge of an episode: clients connect
  * one at a time until the server holds every fd its limit allows. Linux
  * fails accept() with EMFILE before it looks at the queue, so the server
- * pauses with nobody waiting; when they leave, only a try that sees EAGAIN
- * ends that episode. A server that just watches the listener again never
- * makes that try, stays in the old episode, and the third crowd goes
- * unlogged.
+ * pauses with nobody waiting (a third line); when they leave, only a try
+ * that sees EAGAIN ends that episode. A server that just watches the
+ * listener again never makes that try, stays in the old episode, and the
+ * third crowd goes unlogged: four lines in all.
  */
 #define PAUSE_DEPARTURES 10
 
@@ -1168,13 +1168,18 @@ static void test_pause_logged_once(const rung_t *r)
     close_clients(fds, FD_LIMIT_CLIENTS);
     expect_fds_back(&s, baseline, 10.0);
     int filled = fill_to_limit(&s, fds);
-    expect(filled > 0, "clients one by one until the server holds %d fds: %d taken", FD_LIMIT, filled);
+    expect(filled == FD_LIMIT - baseline, "clients one by one until the server holds %d fds: %d taken (want %d)",
+           FD_LIMIT, filled, FD_LIMIT - baseline);
     sleep_s(0.3); /* EMFILE with nobody queued, and a retry or two */
-    int before = count_lines_with(&s, "pausing");
+    lines = count_lines_with(&s, "pausing");
+    expect(lines == 3, "the last fd taken, accept() met EMFILE with nobody waiting: %d \"pausing\" lines (want 3)",
+           lines);
     close_clients(fds, FD_LIMIT_CLIENTS);
     expect_fds_back(&s, baseline, 10.0);
-    expect(crowd_at_limit(&s, fds, before + 1),
-           "they left, then a third crowd: a new episode, logged (%d \"pausing\" lines before it)", before);
+    expect(crowd_at_limit(&s, fds, 4), "they left, then a third crowd: a fourth episode, logged");
+    sleep_s(0.3);
+    lines = count_lines_with(&s, "pausing");
+    expect(lines == 4, "four episodes, %d \"pausing\" lines (want 4)", lines);
 stop:
     close_clients(fds, FD_LIMIT_CLIENTS);
     server_stop(&s);

@@ -325,8 +325,9 @@ static const case_t CASES[] = {
       "msgs>100", "error="}},
     /* Server CPU is read when the window closes, not after the drain: this server stops
      * answering 0.7 s in, 0.3 s before the window closes, and burns 1.5 s of CPU time while
-     * the echoes in flight wait. One thread cannot spend more CPU than the 1 s window lasts
-     * (here ~930 ms); read after the drain, server_cpu_ms would hold the whole burn (~2100). */
+     * the echoes in flight wait for the drain. One thread cannot spend more CPU than the
+     * 1 s window lasts (here ~930 ms); read after the drain, server_cpu_ms would hold the
+     * whole burn (~2100 ms). lost=0: every echo held back by the burn came in the drain. */
     {"cpu-window", {"--mode", "burn", "--delay", "700", "--busy-us", "1500000"},
      {"c10k", "-n", "2", "--duration", "1", "--server-pid", "SERVER_PID"}, 0, 1,
      {"served=2", "in_flight_at_end>0", "server_cpu_ms<1300", "msgs>100", "lost=0", "error="}},
