@@ -30,11 +30,11 @@ set -a
 source "$RAW/settings.env"
 set +a
 # Settings an older raw folder may not have.
-: "${LOAD_RUNGS:=}" "${LOAD_N:=}" "${LOAD_RATE:=}" "${LOAD_REPS:=}" "${LOAD_DURATION:=}" "${LOAD_STATUS:=}"
+: "${LOAD_RUNGS:=}" "${LOAD_N:=}" "${LOAD_RATE:=}" "${LOAD_REPS:=}" "${LOAD_DURATION:=}" "${LOAD_STATUS:=}" "${LOAD_RETRY:=}"
 : "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}" "${MEM_KEY:=server_pss_kb}"
 : "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
 : "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}" "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
-export LOAD_RUNGS LOAD_N LOAD_RATE LOAD_STATUS SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
+export LOAD_RUNGS LOAD_N LOAD_RATE LOAD_STATUS LOAD_RETRY SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -138,7 +138,7 @@ $([ "${PORT_WAIT_S:-0}" != 0 ] && printf 'Waited %s s in all for ephemeral ports
 - C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`, server on CPU ${C10K_SERVER_CPU:-?} and
   loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
 - Equal offered load, open loop: \`c10k -n ${LOAD_N:-?} --rate ${LOAD_RATE:-?} --duration ${LOAD_DURATION:-?}\`, ${LOAD_REPS:-?} runs each of
-  ${LOAD_RUNGS:-?} (median, min-max), on the same CPUs as C10K; each round trip is timed from its message's intended send time.${LOAD_STATUS:+ Not measured: $LOAD_STATUS.}
+  ${LOAD_RUNGS:-?} (median, min-max), on the same CPUs as C10K; each round trip is timed from its message's intended send time.${LOAD_STATUS:+ Not measured: $LOAD_STATUS.}${LOAD_RETRY:+ Rates given up because a server saturated its core (those runs are in logs/): $LOAD_RETRY.}
   Yardstick: $YARD_TEXT.
 
 ## 1. Stall

@@ -440,7 +440,7 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
 # model, so the claim it checks is the one equal load makes visible: poll
 # pays O(n) per wakeup, an O(ready) loop does not (06 and 07's worst run
 # against 05-poll's best, times LOAD_POLL_FACTOR).
-function verdict_load(    n, i, g, c, p, sat, kept, text, bad, loops, poll, e0) {
+function verdict_load(    n, i, g, c, p, sat, kept, text, bad, loops, poll, e0, retry) {
     start()
     if (load_status != "") { skip(load_status); verdict("equal load", 0, ""); return }
     n = split(load_rungs, R, " ")
@@ -465,8 +465,9 @@ function verdict_load(    n, i, g, c, p, sat, kept, text, bad, loops, poll, e0) 
         if (R[i] == "05-poll") poll = stat("load", g, "server_cpu_us_per_msg", "min")
     }
     if (loops == "" || poll == "" || poll + 0 < LOAD_POLL_FACTOR * loops) bad = 1
-    verdict("equal load", !bad, sprintf("%d connections, %d msgs/s offered (open loop, latency from the intended send), median (min-max) of the runs:%s (need every run below %s%% of a core, at least %s x the offered rate achieved, every connection echoed; 05-poll's best run >= %s x the O(ready) loops' worst: %s against %s us)",
-        load_n, load_rate, substr(text, 2), LOAD_MAX_PCT, LOAD_KEPT, LOAD_POLL_FACTOR, f(poll, 2), f(loops, 2)))
+    retry = ENVIRON["LOAD_RETRY"]
+    verdict("equal load", !bad, sprintf("%d connections, %d msgs/s offered%s (open loop, latency from the intended send), median (min-max) of the runs:%s (need every run below %s%% of a core, at least %s x the offered rate achieved, every connection echoed; 05-poll's best run >= %s x the O(ready) loops' worst: %s against %s us)",
+        load_n, load_rate, (retry == "" ? "" : " (given up, a server saturated: " retry ")"), substr(text, 2), LOAD_MAX_PCT, LOAD_KEPT, LOAD_POLL_FACTOR, f(poll, 2), f(loops, 2)))
 }
 
 function verdict_yardstick(    e, u, text, bad) {

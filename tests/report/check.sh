@@ -17,7 +17,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CASES="good c10k-lost c10k-contrast c10k-timeout c10k-progress c10k-drain-only client-errors pss-unreadable
 missing-files failed-runs empty-values not-reproduced no-yardstick fault-stall fault-idle fault-busy-poll
 fault-memory fault-select fault-scan-n fault-scan-ready fault-load fault-yardstick server-stop server-start
-load-saturated load-client-bound no-rate macos no-server-figures"
+load-saturated load-retry load-client-bound no-rate macos no-server-figures"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -169,6 +169,9 @@ server-start) # 05-poll did not come up for one stall run
     WANT_RC=1 ;;
 load-saturated) # 05-poll could not keep up at the offered rate
     edit load.jsonl '/"rung":"05-poll"/ { sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":96.0"); sub(/"saturated":"none"/, "\"saturated\":\"server\""); sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":4100.0") } 1' ;;
+load-retry) # a server saturated at the first rate: measured again at half of it
+    setting LOAD_RATE 2500
+    setting LOAD_RETRY "5000 msgs/s (05-poll saturated)" ;;
 load-client-bound) # loadgen, not the server, set the pace
     edit load.jsonl '/"rung":"07-epoll"/ { sub(/"saturated":"none"/, "\"saturated\":\"client\"") } 1'
     WANT_RC=1 ;;
@@ -308,6 +311,11 @@ server-start)
 load-saturated)
     expect "equal load" "NOT reproduced" "05-poll 31.00 (30.10-33.00) us CPU/msg at 96.0% of its core"
     expect "equal load" "NOT reproduced" "[saturated in 3 runs] [kept only 4100/s]"
+    all_reproduced_but equal-load ;;
+load-retry)
+    expect "equal load" reproduced "2500 msgs/s offered (given up, a server saturated: 5000 msgs/s (05-poll saturated))"
+    grep -q 'Rates given up because a server saturated its core (those runs are in logs/): 5000 msgs/s (05-poll saturated)\.' "$WORK/report.md" ||
+        { echo "FAIL: report.md does not name the rate given up"; FAILS=$((FAILS + 1)); }
     all_reproduced_but equal-load ;;
 load-client-bound)
     expect "equal load" "not measured" "07-epoll: the client was saturated"
