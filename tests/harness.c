@@ -1171,16 +1171,17 @@ size_t echo_run(echo_t *e, size_t n, const echo_opts_t *opts)
             break;
         engine_handle(&g, e, live);
         double t = now_s();
-        if (o.stall_s > 0) {
-            size_t now_moved = echo_progress(e, n);
-            if (now_moved != moved)
-                moved = now_moved, last_move = t;
-            else if (t - last_move >= o.stall_s) {
-                stalled = true;
-                break;
-            }
-        }
         if (t >= next_tick) {
+            /* Progress is a walk over every exchange: once a tick, not per wakeup. */
+            if (o.stall_s > 0) {
+                size_t now_moved = echo_progress(e, n);
+                if (now_moved != moved)
+                    moved = now_moved, last_move = t;
+                else if (t - last_move >= o.stall_s) {
+                    stalled = true;
+                    break;
+                }
+            }
             engine_refill(&g, n, o.read_per_tick);
             if (o.on_tick)
                 o.on_tick(o.ctx);
