@@ -44,6 +44,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "crew.h"
 #include "loop.h"
 #include "options.h"
 #include "pool.h"
@@ -523,6 +524,7 @@ typedef struct {
     proc_cpu_t server_start;
     bool server_known;
     double wall_ms, client_ms, server_ms; /* results; server_ms is NAN when unknown */
+    long long switches, involuntary;      /* the server's context switches; -1: unknown */
 } cpu_window_t;
 
 static void cpu_window_start(cpu_window_t *w, const options_t *o)
@@ -539,8 +541,11 @@ static void cpu_window_end(cpu_window_t *w, const options_t *o)
     w->client_ms = self_cpu_ms() - w->client_start;
     proc_cpu_t end = {0};
     w->server_ms = NAN;
-    if (w->server_known && proc_tree_cpu(o->server_pid, &end) == 0)
+    w->switches = w->involuntary = -1;
+    if (w->server_known && proc_tree_cpu(o->server_pid, &end) == 0) {
         w->server_ms = proc_cpu_ms_between(&w->server_start, &end);
+        proc_switches_between(&w->server_start, &end, &w->switches, &w->involuntary);
+    }
     proc_cpu_free(&end);
     proc_cpu_free(&w->server_start);
 }
@@ -590,104 +595,203 @@ static void report_schedule(report_t *r, const options_t *o, const pool_t *p)
 }
 
 /* Progress and fairness: echoes inside the window, per connection. */
-static void report_fairness(report_t *r, const pool_t *p)
+static void report_fairness(report_t *r, const crew_sum_t *s)
 {
-    long min, median, max;
-    pool_echoes_per_conn(p, &min, &median, &max);
-    bool known = p->n.window_ns > 0;
-    report_count_or_null(r, "echoes_per_conn_min", known ? min : -1);
-    report_count_or_null(r, "echoes_per_conn_p50", known ? median : -1);
-    report_count_or_null(r, "echoes_per_conn_max", known ? max : -1);
-    report_count_or_null(r, "in_flight_at_end", known ? (long)p->n.in_flight_at_end : -1);
+    bool known = s->n.window_ns > 0;
+    report_count_or_null(r, "echoes_per_conn_min", known ? s->echoes_min : -1);
+    report_count_or_null(r, "echoes_per_conn_p50", known ? s->echoes_median : -1);
+    report_count_or_null(r, "echoes_per_conn_max", known ? s->echoes_max : -1);
+    report_count_or_null(r, "in_flight_at_end", known ? (long)s->n.in_flight_at_end : -1);
 }
 
-/* Both sides' CPU over the window, and which side (if either) was saturated. */
-static void report_cpu(report_t *r, const cpu_window_t *cpu, const pool_t *p)
+/* The server's context switches over the window, and per message. */
+static void report_switches(report_t *r, const cpu_window_t *cpu, uint64_t msgs)
 {
-    double client_pct = p->n.window_ns ? core_pct(cpu->client_ms, cpu->wall_ms) : NAN;
-    double server_pct = p->n.window_ns ? core_pct(cpu->server_ms, cpu->wall_ms) : NAN;
-    report_num(r, "client_cpu_ms", cpu->client_ms, 1);
-    report_num(r, "client_cpu_pct", client_pct, 1);
-    if (isnan(client_pct))
-        report_null(r, "client_bound");
-    else
-        report_bool(r, "client_bound", client_pct >= SATURATED_PCT);
-    report_num(r, "server_cpu_ms", cpu->server_ms, 3);
-    report_num(r, "server_cpu_pct", server_pct, 1);
-    report_num(r, "server_cpu_us_per_msg",
-               p->n.round_trips ? cpu->server_ms * 1000.0 / (double)p->n.round_trips : NAN, 3);
-    report_str(r, "saturated", saturated_side(client_pct, server_pct));
+    report_count_or_null(r, "server_ctx_switches", (long)cpu->switches);
+    report_count_or_null(r, "server_ctx_switches_involuntary", (long)cpu->involuntary);
+    report_num(r, "server_ctx_switches_per_msg",
+               cpu->switches >= 0 && msgs ? (double)cpu->switches / (double)msgs : NAN, 3);
+}
+
+/* What the kernel spent on the connections: growth of its own memory, machine-wide. */
+static void report_kernel(report_t *r, const proc_kernel_t *before, const proc_kernel_t *after)
+{
+    /* A difference: the kernel may also have freed memory meanwhile, so it can be negative. */
+    bool known = before->slab_kb >= 0 && after->slab_kb >= 0;
+    report_num(r, "kernel_stack_kb", known ? (double)(after->stack_kb - before->stack_kb) : NAN, 0);
+    report_num(r, "kernel_page_tables_kb",
+               known ? (double)(after->page_tables_kb - before->page_tables_kb) : NAN, 0);
+    report_num(r, "kernel_slab_kb", known ? (double)(after->slab_kb - before->slab_kb) : NAN, 0);
 }
 
 /*
- * One window for everything: both CPU clocks are read when the window opens
- * and again the moment it closes, before the echoes still in flight are
- * drained, so CPU per message and CPU % cover exactly the interval that
- * `msgs` counts.
+ * Both sides' CPU over the window, and which side (if either) was saturated.
+ * The client is saturated when its busiest thread kept its core busy: with
+ * --threads, client_cpu_pct sums the threads and may pass 100.
+ */
+static void report_cpu(report_t *r, const cpu_window_t *cpu, const crew_sum_t *s)
+{
+    const pool_counts_t *n = &s->n;
+    double client_pct = n->window_ns ? core_pct(s->cpu_ms, cpu->wall_ms) : NAN;
+    double busiest_pct = n->window_ns ? core_pct(s->cpu_ms_busiest, cpu->wall_ms) : NAN;
+    double server_pct = n->window_ns ? core_pct(cpu->server_ms, cpu->wall_ms) : NAN;
+    report_num(r, "client_cpu_ms", s->cpu_ms, 1);
+    report_num(r, "client_cpu_pct", client_pct, 1);
+    report_num(r, "client_thread_cpu_pct_max", busiest_pct, 1);
+    if (isnan(busiest_pct))
+        report_null(r, "client_bound");
+    else
+        report_bool(r, "client_bound", busiest_pct >= SATURATED_PCT);
+    report_num(r, "server_cpu_ms", cpu->server_ms, 3);
+    report_num(r, "server_cpu_pct", server_pct, 1);
+    report_num(r, "server_cpu_us_per_msg",
+               n->round_trips ? cpu->server_ms * 1000.0 / (double)n->round_trips : NAN, 3);
+    report_str(r, "saturated", saturated_side(busiest_pct, server_pct));
+}
+
+/*
+ * A sweep (--rate R1,R2,...) stops after the first step at which fewer than
+ * this share of the messages due in the window were sent in it: the server
+ * (or the client) fell behind, and a higher rate would only pile up more
+ * backlog behind it. That step is still reported: it shows the knee.
+ */
+#define SWEEP_KEEP_UP 0.9
+
+/* The crew read as one pool, for the reporters that take one. */
+static pool_t as_pool(const crew_sum_t *s)
+{
+    pool_t p;
+    memset(&p, 0, sizeof p);
+    p.n = s->n;
+    p.rtt_ns = s->rtt_ns;
+    p.connect_ns = s->connect_ns;
+    p.connect_window = s->connect_window;
+    p.timed_out = s->timed_out;
+    snprintf(p.first_error, sizeof p.first_error, "%s", s->first_error);
+    return p;
+}
+
+/* What the opening phase measured, reported with every step of the run. */
+typedef struct {
+    double setup_ms;
+    summary_t connect;
+    proc_memory_t memory;
+    proc_kernel_t kernel_before, kernel_after;
+} c10k_setup_t;
+
+static void print_c10k_row(const options_t *o, const c10k_setup_t *setup, const crew_sum_t *s,
+                           const cpu_window_t *cpu, double rate)
+{
+    pool_t p = as_pool(s);
+    size_t n = (size_t)o->connections;
+    double window_s = (double)s->n.window_ns / (double)NS_PER_S;
+    options_t step = *o;
+    step.rate = rate;
+    report_t r = {0};
+    report_str(&r, "mode", "c10k");
+    report_counts(&r, &p, n);
+    report_num(&r, "connect_ms_total", setup->setup_ms, 1);
+    report_num(&r, "connect_ms_p50", setup->connect.p50 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_p99", setup->connect.p99 / NS_PER_MS, 3);
+    report_num(&r, "connect_ms_max", setup->connect.max / NS_PER_MS, 3);
+    report_int(&r, "connect_window", (long long)s->connect_window);
+    report_memory(&r, &setup->memory);
+    report_kernel(&r, &setup->kernel_before, &setup->kernel_after);
+    report_num(&r, "duration_s", o->duration_s, 3);
+    report_int(&r, "size", o->size);
+    report_int(&r, "threads", o->threads);
+    report_int(&r, "bytes_verified", (long long)s->n.bytes_verified);
+    report_int(&r, "msgs", (long long)s->n.round_trips);
+    report_num(&r, "window_s", s->n.window_ns ? window_s : NAN, 3);
+    report_num(&r, "msgs_per_s", per_second(s->n.round_trips, s->n.window_ns), 1);
+    report_schedule(&r, &step, &p);
+    report_rtt(&r, &p);
+    report_fairness(&r, s);
+    report_cpu(&r, cpu, s);
+    report_switches(&r, cpu, s->n.round_trips);
+    report_str(&r, "client_loop", loop_backend);
+    report_str(&r, "error", run_error(&p, o, n));
+    report_print(&r, o->output);
+}
+
+/* Whether the step just run kept up with its schedule (see SWEEP_KEEP_UP). */
+static bool kept_up(const crew_sum_t *s, double rate)
+{
+    double due = rate * (double)s->n.window_ns / (double)NS_PER_S;
+    return rate <= 0 || (double)s->n.sends >= SWEEP_KEEP_UP * due;
+}
+
+static void note_late(const crew_sum_t *s, double rate)
+{
+    if (rate > 0 && s->n.late_sends > 0)
+        fprintf(stderr, "loadgen: note: the client could not keep the schedule: %llu send(s) "
+                        "more than 1 ms late, the worst %.1f ms; sent %.0f of %.0f msgs/s\n",
+                (unsigned long long)s->n.late_sends, (double)s->n.lag_max_ns / NS_PER_MS,
+                per_second(s->n.sends, s->n.window_ns), rate);
+}
+
+/*
+ * Open every connection, then one window per rate (one closed-loop window
+ * without --rate), each followed by its drain; the tail after the last.
+ * Both CPU clocks are read when each window opens and again the moment it
+ * closes, before the echoes still in flight are drained, so CPU per message
+ * and CPU % cover exactly the interval that `msgs` counts. Counters are the
+ * run's so far; window figures are the step's.
  */
 static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
 {
     size_t n = (size_t)o->connections;
-    pool_t p;
-    if (pool_init(&p, t, n, (size_t)o->size) < 0) {
-        fprintf(stderr, "loadgen: out of memory for %zu connections\n", n);
+    crew_t *crew = crew_start(o->threads, t, n, (size_t)o->size, o->cpus,
+                              o->cpu_count > 1 ? o->cpu_count : 0);
+    if (!crew) {
+        fprintf(stderr, "loadgen: out of memory or threads for %zu connections\n", n);
         return 1;
     }
 
     /* All connections open and each echoed once... */
+    c10k_setup_t setup;
+    proc_kernel_memory(&setup.kernel_before);
     uint64_t t0 = now_ns();
-    pool_grow(&p, n, deadline);
-    double setup_ms = ms_between(t0, now_ns());
-    summary_t c = hist_summarize(p.connect_ns);
-    proc_memory_t mem = server_memory(o);
+    crew_run(crew, TASK_GROW, 0, 0, deadline);
+    setup.setup_ms = ms_between(t0, now_ns());
+    proc_kernel_memory(&setup.kernel_after);
+    setup.memory = server_memory(o);
+    crew_sum_t sum;
+    crew_sum(crew, &sum);
+    setup.connect = hist_summarize(sum.connect_ns);
 
-    /* ...then every one of them exchanges messages at once. */
-    for (size_t i = 0; i < p.count; i++)
-        p.conns[i].active = p.conns[i].served;
-    cpu_window_t cpu;
-    cpu_window_start(&cpu, o);
-    bool measured = p.n.served > 0 && !p.timed_out;
-    if (measured)
-        pool_window(&p, (uint64_t)(o->duration_s * NS_PER_S), o->rate, deadline);
-    cpu_window_end(&cpu, o);
-    if (measured) {
-        pool_drain(&p, deadline);
-        if (!p.timed_out)
-            pool_tail(&p, TAIL_NS);
+    /* ...then every one of them exchanges messages at once, at each rate in turn. */
+    int steps = o->rate_count > 0 ? o->rate_count : 1;
+    for (int step = 0; step < steps; step++) {
+        double rate = o->rate_count > 0 ? o->rates[step] : 0;
+        cpu_window_t cpu;
+        cpu_window_start(&cpu, o);
+        crew_run(crew, TASK_WINDOW, (uint64_t)(o->duration_s * NS_PER_S), rate, deadline);
+        cpu_window_end(&cpu, o);
+        crew_sum(crew, &sum);
+        bool measured = sum.n.window_ns > 0;
+        if (measured)
+            crew_run(crew, TASK_DRAIN, 0, 0, deadline);
+        crew_sum(crew, &sum);
+        pool_t so_far = as_pool(&sum);
+        bool last = step + 1 == steps || !measured || sum.timed_out || !kept_up(&sum, rate) ||
+                    run_error(&so_far, o, n) != NULL;
+        if (last && measured && !sum.timed_out)
+            crew_run(crew, TASK_TAIL, TAIL_NS, 0, deadline);
+        crew_sum(crew, &sum); /* counted now: whatever broke in the tail is in the figures */
+        print_c10k_row(o, &setup, &sum, &cpu, rate);
+        note_late(&sum, rate);
+        if (last && step + 1 < steps && measured && !kept_up(&sum, rate))
+            fprintf(stderr, "loadgen: note: the sweep stops at %.0f msgs/s: only %.0f sent "
+                            "(the rest of the rates are not tried)\n",
+                    rate, per_second(sum.n.sends, sum.n.window_ns));
+        if (last)
+            break;
     }
 
-    /* Counted now, so whatever broke during the window is in the figures. */
-    double window_s = (double)p.n.window_ns / (double)NS_PER_S;
-    report_t r = {0};
-    report_str(&r, "mode", "c10k");
-    report_counts(&r, &p, n);
-    report_num(&r, "connect_ms_total", setup_ms, 1);
-    report_num(&r, "connect_ms_p50", c.p50 / NS_PER_MS, 3);
-    report_num(&r, "connect_ms_p99", c.p99 / NS_PER_MS, 3);
-    report_num(&r, "connect_ms_max", c.max / NS_PER_MS, 3);
-    report_int(&r, "connect_window", (long long)p.connect_window);
-    report_memory(&r, &mem);
-    report_num(&r, "duration_s", o->duration_s, 3);
-    report_int(&r, "size", o->size);
-    report_int(&r, "bytes_verified", (long long)p.n.bytes_verified);
-    report_int(&r, "msgs", (long long)p.n.round_trips);
-    report_num(&r, "window_s", p.n.window_ns ? window_s : NAN, 3);
-    report_num(&r, "msgs_per_s", per_second(p.n.round_trips, p.n.window_ns), 1);
-    report_schedule(&r, o, &p);
-    report_rtt(&r, &p);
-    report_fairness(&r, &p);
-    report_cpu(&r, &cpu, &p);
-    report_str(&r, "client_loop", loop_backend);
-    report_str(&r, "error", run_error(&p, o, n));
-    report_print(&r, o->output);
-
-    int status = verdict(&p, o, n);
-    if (status == 0 && o->rate > 0 && p.n.late_sends > 0)
-        fprintf(stderr, "loadgen: note: the client could not keep the schedule: %llu send(s) "
-                        "more than 1 ms late, the worst %.1f ms; sent %.0f of %.0f msgs/s\n",
-                (unsigned long long)p.n.late_sends, (double)p.n.lag_max_ns / NS_PER_MS,
-                per_second(p.n.sends, p.n.window_ns), o->rate);
-    pool_free(&p);
+    pool_t whole = as_pool(&sum);
+    int status = verdict(&whole, o, n);
+    crew_free(crew);
     return status;
 }
 
@@ -701,9 +805,12 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
         fprintf(stderr, "loadgen: out of memory for %zu connections\n", n);
         return 1;
     }
+    proc_kernel_t kernel_before, kernel_after;
+    proc_kernel_memory(&kernel_before);
     uint64_t t0 = now_ns();
     pool_grow(&p, n, deadline);
     double setup_ms = ms_between(t0, now_ns());
+    proc_kernel_memory(&kernel_after);
     proc_memory_t mem = server_memory(o);
 
     /* Everyone idle: a server that sleeps in the kernel should spend ~nothing. */
@@ -725,12 +832,19 @@ static int run_hold(const options_t *o, target_t *t, uint64_t deadline)
                1);
     report_int(&r, "connect_window", (long long)p.connect_window);
     report_memory(&r, &mem);
+    report_kernel(&r, &kernel_before, &kernel_after);
     report_int(&r, "size", o->size);
     report_int(&r, "bytes_verified", (long long)p.n.bytes_verified);
     report_num(&r, "idle_s", cpu.wall_ms / 1000.0, 3);
     report_num(&r, "client_cpu_ms", cpu.client_ms, 1);
     report_num(&r, "server_cpu_ms", cpu.server_ms, 3);
     report_num(&r, "server_cpu_pct", core_pct(cpu.server_ms, cpu.wall_ms), 2);
+    /* A server asleep in the kernel is switched out once per wakeup: idle, next to none. */
+    report_switches(&r, &cpu, 0);
+    report_num(&r, "server_wakeups_per_s",
+               cpu.switches >= 0 && cpu.wall_ms > 0 ? (double)cpu.switches * 1000.0 / cpu.wall_ms
+                                                    : NAN,
+               2);
     report_int(&r, "still_open", (long long)still_open);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
@@ -859,8 +973,9 @@ int main(int argc, char **argv)
     const char *why;
     if (target_resolve(&target, o.addr, o.port, &why) < 0)
         usage_error("bad address '%s' (%s)", o.addr, why);
-    if (o.cpu >= 0)
-        pin_to_cpu(o.cpu);
+    /* A list is checked CPU by CPU here; each of c10k's threads then pins itself (crew.c). */
+    for (int i = 0; i < o.cpu_count; i++)
+        pin_to_cpu(o.cpus[i]);
     if (!raise_fd_limit(connections_needed(&o)))
         return 1;
     /* A write to a connection the server reset fails with EPIPE instead of killing us. */

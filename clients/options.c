@@ -38,7 +38,8 @@
 /* The synopsis, printed after every command-line mistake; -h adds HELP. */
 static const char SYNOPSIS[] =
     "usage: loadgen stall [-p PORT] [--hold SECONDS]\n"
-    "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES] [--rate R]\n"
+    "       loadgen c10k  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
+    "                     [--rate R[,R2,...]] [--threads N]\n"
     "       loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S] [--size BYTES]\n"
     "       loadgen hold  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
     "       (common: -b ADDR, --json | --csv, --server-pid PID, --cpu N, --timeout S;\n"
@@ -65,8 +66,14 @@ static const char HELP[] =
     "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
     "                    processes and threads (Linux; macOS: CPU and RSS of the\n"
     "                    server and its children; elsewhere left unknown)\n"
-    "  --rate R          c10k: offer R messages per second in total (open loop)\n"
-    "  --cpu N           run loadgen on CPU N only\n"
+    "  --rate R          c10k: offer R messages per second in total (open loop);\n"
+    "                    R1,R2,... sweeps: one window and one result per rate, on the\n"
+    "                    same connections, stopping after the first rate the server\n"
+    "                    fell behind at (a load curve)\n"
+    "  --threads N       c10k: N event loops on N threads sharing nothing, the\n"
+    "                    connections and the rate split among them (1)\n"
+    "  --cpu N[,M...]    run loadgen on CPU N only; with a list, c10k's threads go\n"
+    "                    round the CPUs listed\n"
     "  --timeout S       the whole run's deadline: then print what was measured, with\n"
     "                    error \"timeout\", and exit 1 (default: 60 s plus the run's\n"
     "                    planned length; see clients/README.md)\n"
@@ -77,7 +84,7 @@ static const char HELP[] =
     "(refused, reset, timed out, bytes differed: stderr says why); 2 bad usage.\n";
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
-       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE };
+       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -91,6 +98,7 @@ static const struct option LONG_OPTIONS[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"allow-refused", no_argument, NULL, OPT_ALLOW_REFUSED},
     {"rate", required_argument, NULL, OPT_RATE},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -103,7 +111,8 @@ static unsigned modes_of(int opt)
     case 'n': return MODE_C10K | MODE_HOLD;
     case OPT_HOLD: return MODE_STALL;
     case OPT_IDLE: return MODE_SCAN;
-    case OPT_RATE: return MODE_C10K;
+    case OPT_RATE:
+    case OPT_THREADS: return MODE_C10K;
     case OPT_DURATION:
     case OPT_SIZE:
     case OPT_SERVER_PID:
@@ -175,6 +184,46 @@ static double parse_rate(const char *s)
     return v;
 }
 
+/* "500,1000,2000": each a rate as --rate takes it, at most MAX_RATES. */
+static void parse_rate_list(const char *s, options_t *o)
+{
+    char item[64];
+    o->rate_count = 0;
+    for (const char *start = s;;) {
+        size_t len = strcspn(start, ",");
+        if (len == 0 || len >= sizeof item)
+            usage_error("bad --rate '%s' (want R or R1,R2,... messages per second)", s);
+        if (o->rate_count == MAX_RATES)
+            usage_error("--rate: more than %d rates in '%s'", MAX_RATES, s);
+        memcpy(item, start, len);
+        item[len] = '\0';
+        o->rates[o->rate_count++] = parse_rate(item);
+        if (start[len] == '\0')
+            break;
+        start += len + 1;
+    }
+    o->rate = o->rates[0];
+}
+
+/* "1" or "0,1": CPU numbers, at most MAX_CPUS. */
+static void parse_cpu_list(const char *s, options_t *o)
+{
+    char item[32];
+    o->cpu_count = 0;
+    for (const char *start = s;;) {
+        size_t len = strcspn(start, ",");
+        if (len == 0 || len >= sizeof item || o->cpu_count == MAX_CPUS)
+            usage_error("bad --cpu '%s' (want N or N,M,... CPU numbers)", s);
+        memcpy(item, start, len);
+        item[len] = '\0';
+        o->cpus[o->cpu_count++] = (int)parse_long(item, 0, MAX_CPU, "--cpu");
+        if (start[len] == '\0')
+            break;
+        start += len + 1;
+    }
+    o->cpu = o->cpus[0];
+}
+
 /* "0,100,1000,10000" */
 static void parse_idle_list(const char *s, options_t *o)
 {
@@ -229,10 +278,11 @@ static void apply_option(options_t *o, int opt, const char *arg)
     case OPT_JSON: set_output(o, OUTPUT_JSON); break;
     case OPT_CSV: set_output(o, OUTPUT_CSV); break;
     case OPT_SERVER_PID: o->server_pid = parse_long(arg, 1, INT_MAX, "--server-pid"); break;
-    case OPT_CPU: o->cpu = (int)parse_long(arg, 0, MAX_CPU, "--cpu"); break;
+    case OPT_CPU: parse_cpu_list(arg, o); break;
+    case OPT_THREADS: o->threads = (int)parse_long(arg, 1, MAX_THREADS, "--threads"); break;
     case OPT_TIMEOUT: o->timeout_s = parse_seconds(arg, 0.001, "--timeout"); break;
     case OPT_ALLOW_REFUSED: o->allow_refused = true; break;
-    case OPT_RATE: o->rate = parse_rate(arg); break;
+    case OPT_RATE: parse_rate_list(arg, o); break;
     }
 }
 
@@ -242,6 +292,7 @@ static double planned_seconds(const options_t *o)
     switch (o->mode) {
     case MODE_STALL: return o->hold_s;
     case MODE_SCAN: return o->duration_s * o->idle_count;
+    case MODE_C10K: return o->duration_s * (o->rate_count > 1 ? o->rate_count : 1);
     default: return o->duration_s;
     }
 }
@@ -254,6 +305,13 @@ static void check_and_complete(options_t *o)
         usage_error("%s needs --idle COUNT,COUNT,...", o->mode_name);
     if (o->server_pid && !proc_exists(o->server_pid))
         usage_error("--server-pid: no process %ld is running", o->server_pid);
+    if (o->threads == 0)
+        o->threads = 1;
+    if (o->cpu_count > 1 && o->mode != MODE_C10K)
+        usage_error("--cpu: a list of CPUs is for c10k's --threads; %s runs on one", o->mode_name);
+    if (o->mode == MODE_C10K && o->threads > o->connections)
+        usage_error("--threads %d: more threads than the %ld connections", o->threads,
+                    o->connections);
     if (o->duration_s == 0)
         o->duration_s = o->mode == MODE_C10K ? 5 : 3;
     if (o->timeout_s == 0)

@@ -14,6 +14,9 @@
 #include "report.h"
 
 #define MAX_IDLE_COUNTS 32
+#define MAX_RATES 32 /* steps of one --rate sweep */
+#define MAX_CPUS 64  /* CPUs in one --cpu list */
+#define MAX_THREADS 64 /* --threads: c10k's event loops */
 
 typedef enum { MODE_STALL = 1, MODE_C10K = 2, MODE_SCAN = 4, MODE_HOLD = 8 } run_mode_t;
 
@@ -27,11 +30,16 @@ typedef struct {
     double duration_s;          /* --duration (c10k, scan, hold) */
     long size;                  /* --size: bytes per message */
     double rate;                /* --rate (c10k): messages per second in total; 0: closed loop */
+    double rates[MAX_RATES];    /* --rate R1,R2,...: a sweep, one result per rate (rates[0] = rate) */
+    int rate_count;             /* 0: closed loop */
+    int threads;                /* --threads (c10k): event loops, one per thread (1) */
     long idle[MAX_IDLE_COUNTS]; /* --idle (scan) */
     int idle_count;
     double timeout_s;           /* --timeout */
     long server_pid;            /* --server-pid; 0: not given */
-    int cpu;                    /* --cpu; -1: not pinned */
+    int cpu;                    /* --cpu; -1: not pinned (the first CPU of a list) */
+    int cpus[MAX_CPUS];         /* --cpu N,M,...: c10k's workers go round them */
+    int cpu_count;
     output_t output;            /* --json, --csv, or a table */
     bool allow_refused;         /* --allow-refused */
 } options_t;

@@ -59,9 +59,12 @@ static int by_pid(const void *a, const void *b)
 static int cpu_alloc(proc_cpu_t *r, size_t count)
 {
     *r = (proc_cpu_t){0};
-    r->pids = malloc((count ? count : 1) * sizeof *r->pids);
-    r->ns = malloc((count ? count : 1) * sizeof *r->ns);
-    if (r->pids && r->ns)
+    size_t room = count ? count : 1;
+    r->pids = malloc(room * sizeof *r->pids);
+    r->ns = malloc(room * sizeof *r->ns);
+    r->csw = calloc(room, sizeof *r->csw);
+    r->icsw = calloc(room, sizeof *r->icsw);
+    if (r->pids && r->ns && r->csw && r->icsw)
         return 0;
     proc_cpu_free(r);
     return -1;
@@ -72,27 +75,48 @@ void proc_cpu_free(proc_cpu_t *r)
 {
     free(r->pids);
     free(r->ns);
+    free(r->csw);
+    free(r->icsw);
     *r = (proc_cpu_t){0};
 }
 
-/* before.ns of pid, or 0 when pid was not there yet (born since). */
-static uint64_t ns_before(const proc_cpu_t *before, long pid)
+/* Where pid is in `before`, or -1 when it was not there yet (born since). */
+static long index_before(const proc_cpu_t *before, long pid)
 {
     const long *hit = before->count ? bsearch(&pid, before->pids, before->count,
                                               sizeof *before->pids, by_pid)
                                     : NULL;
-    return hit ? before->ns[hit - before->pids] : 0;
+    return hit ? hit - before->pids : -1;
+}
+
+/* after - before, 0 for a count that went back (pid reuse) */
+static uint64_t growth(uint64_t before, uint64_t after)
+{
+    return after > before ? after - before : 0;
 }
 
 double proc_cpu_ms_between(const proc_cpu_t *before, const proc_cpu_t *after)
 {
     uint64_t ns = 0;
     for (size_t i = 0; i < after->count; i++) {
-        uint64_t was = ns_before(before, after->pids[i]);
-        if (after->ns[i] > was) /* a CPU clock never goes back; pid reuse could */
-            ns += after->ns[i] - was;
+        long was = index_before(before, after->pids[i]);
+        ns += growth(was < 0 ? 0 : before->ns[was], after->ns[i]);
     }
     return (double)ns / 1e6;
+}
+
+void proc_switches_between(const proc_cpu_t *before, const proc_cpu_t *after, long long *total,
+                           long long *involuntary)
+{
+    uint64_t all = 0, forced = 0;
+    for (size_t i = 0; i < after->count; i++) {
+        long was = index_before(before, after->pids[i]);
+        all += growth(was < 0 ? 0 : before->csw[was], after->csw[i]);
+        forced += growth(was < 0 ? 0 : before->icsw[was], after->icsw[i]);
+    }
+    bool known = before->switches && after->switches && after->count > 0;
+    *total = known ? (long long)all : -1;
+    *involuntary = known && before->involuntary && after->involuntary ? (long long)forced : -1;
 }
 
 #if defined(__linux__)
@@ -279,6 +303,33 @@ static bool process_cpu_ns(long pid, uint64_t *ns)
     return true;
 }
 
+/*
+ * Context switches of every thread of pid: /proc/P/status counts only the
+ * thread it names, so the threads' own files under /proc/P/task are summed
+ * (10 000 of them for 03-threads at C10K: read outside measured windows).
+ */
+static void process_switches(long pid, uint64_t *all, uint64_t *forced)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *dir = opendir(path);
+    struct dirent *d;
+    *all = *forced = 0;
+    while (dir && (d = readdir(dir)) != NULL) {
+        if (!isdigit((unsigned char)d->d_name[0]))
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%.20s/status", pid, d->d_name);
+        if (read_small_file(path, buf, sizeof buf) < 0)
+            continue; /* the thread exited meanwhile */
+        long voluntary = field_of(buf, "\nvoluntary_ctxt_switches:");
+        long involuntary = field_of(buf, "\nnonvoluntary_ctxt_switches:");
+        *all += (uint64_t)(voluntary > 0 ? voluntary : 0) + (uint64_t)(involuntary > 0 ? involuntary : 0);
+        *forced += (uint64_t)(involuntary > 0 ? involuntary : 0);
+    }
+    if (dir)
+        closedir(dir);
+}
+
 int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
     if (proc_forced_portable()) {
@@ -295,10 +346,24 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     }
     qsort(tree, n, sizeof *tree, by_pid);
     for (size_t i = 0; i < n; i++)
-        if (process_cpu_ns(tree[i], &out->ns[out->count]))
+        if (process_cpu_ns(tree[i], &out->ns[out->count])) {
+            process_switches(tree[i], &out->csw[out->count], &out->icsw[out->count]);
             out->pids[out->count++] = tree[i];
+        }
+    out->switches = out->involuntary = true;
     free(tree);
     return 0;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    char buf[8192];
+    *out = (proc_kernel_t){-1, -1, -1};
+    if (proc_forced_portable() || read_small_file("/proc/meminfo", buf, sizeof buf) < 0)
+        return;
+    out->stack_kb = field_of(buf, "\nKernelStack:");
+    out->page_tables_kb = field_of(buf, "\nPageTables:");
+    out->slab_kb = field_of(buf, "\nSlab:");
 }
 
 #elif defined(__APPLE__)
@@ -386,10 +451,17 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
         if (!task_info_of(tree[i], &ti))
             continue;
         out->pids[out->count] = tree[i];
+        out->csw[out->count] = (uint64_t)ti.pti_csw; /* both kinds, not told apart */
         out->ns[out->count++] = (ti.pti_total_user + ti.pti_total_system) * tb.numer / tb.denom;
     }
+    out->switches = true;
     free(tree);
     return 0;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    *out = (proc_kernel_t){-1, -1, -1};
 }
 
 #elif defined(__FreeBSD__)
@@ -495,10 +567,18 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     for (size_t i = 0; i < kept; i++) {
         out->pids[i] = kp[i].ki_pid;
         out->ns[i] = (uint64_t)kp[i].ki_runtime * 1000u;
+        out->icsw[i] = (uint64_t)kp[i].ki_rusage.ru_nivcsw;
+        out->csw[i] = (uint64_t)kp[i].ki_rusage.ru_nvcsw + out->icsw[i];
     }
     out->count = kept;
+    out->switches = out->involuntary = true;
     free(kp);
     return 0;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    *out = (proc_kernel_t){-1, -1, -1};
 }
 
 #else
@@ -518,6 +598,11 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     note_unsupported();
     *out = (proc_cpu_t){0};
     return -1;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    *out = (proc_kernel_t){-1, -1, -1};
 }
 
 #endif

@@ -64,11 +64,20 @@ bool proc_exists(long pid);
 /* Memory of pid's process tree right now. 0, or -1 if nothing could be read. */
 int proc_tree_memory(long pid, proc_memory_t *out);
 
-/* One reading of the CPU time of every process of a tree. */
+/*
+ * One reading of the CPU time and context switches of every process of a
+ * tree. A context switch is the process giving up its CPU: voluntarily
+ * (it went to sleep: one per wakeup of a server that sleeps in the kernel)
+ * or involuntarily (the scheduler took the CPU away).
+ */
 typedef struct {
-    long *pids;   /* ascending */
-    uint64_t *ns; /* ns[i]: CPU time pids[i] has used so far, all threads */
+    long *pids;       /* ascending */
+    uint64_t *ns;     /* ns[i]: CPU time pids[i] has used so far, all threads */
+    uint64_t *csw;    /* its context switches so far, all threads, both kinds */
+    uint64_t *icsw;   /* the involuntary ones among them */
     size_t count;
+    bool switches;    /* csw is known (Linux, macOS, FreeBSD) */
+    bool involuntary; /* icsw is known (Linux, FreeBSD; macOS counts only the total) */
 } proc_cpu_t;
 
 /* Read it now. 0, or -1 (pid gone, or no way to read it here): *out is then empty. */
@@ -77,6 +86,28 @@ int proc_tree_cpu(long pid, proc_cpu_t *out);
 /* CPU time in ms the tree spent from `before` to `after` (see above); never negative. */
 double proc_cpu_ms_between(const proc_cpu_t *before, const proc_cpu_t *after);
 
+/*
+ * Context switches from `before` to `after`, counted like CPU time (a
+ * process born since counts all of its own; one that exited, none). -1 when
+ * unknown: *total without switch counts, *involuntary also on macOS.
+ */
+void proc_switches_between(const proc_cpu_t *before, const proc_cpu_t *after, long long *total,
+                           long long *involuntary);
+
 void proc_cpu_free(proc_cpu_t *r);
+
+/*
+ * The kernel's own memory on the whole machine, KiB (-1: unknown; Linux
+ * only, from /proc/meminfo): kernel stacks (one per thread), page tables
+ * (per process) and the slab allocator (sockets, tasks, files, epoll
+ * items...). Read before and after opening connections, the growth is what
+ * those connections cost the kernel, on both ends of each loopback
+ * connection and for anything else the machine did meanwhile.
+ */
+typedef struct {
+    long stack_kb, page_tables_kb, slab_kb;
+} proc_kernel_t;
+
+void proc_kernel_memory(proc_kernel_t *out);
 
 #endif /* LOADGEN_PROC_H */

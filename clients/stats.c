@@ -69,6 +69,19 @@ void hist_clear(histogram_t *h)
     memset(h, 0, sizeof *h);
 }
 
+void hist_merge(histogram_t *into, const histogram_t *from)
+{
+    if (from->total == 0)
+        return;
+    for (size_t b = 0; b < HIST_BUCKETS; b++)
+        into->counts[b] += from->counts[b];
+    if (into->total == 0 || from->min < into->min)
+        into->min = from->min;
+    if (from->max > into->max)
+        into->max = from->max;
+    into->total += from->total;
+}
+
 void hist_add(histogram_t *h, uint64_t ns)
 {
     size_t b = hist_bucket_of(ns);

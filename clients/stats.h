@@ -47,6 +47,9 @@ typedef struct {
 void hist_clear(histogram_t *h);
 void hist_add(histogram_t *h, uint64_t ns);
 
+/* Add every sample of `from` to `into` (several loops' histograms read as one). */
+void hist_merge(histogram_t *into, const histogram_t *from);
+
 /* Nearest-rank percentiles (the smallest value with at least p % at or below it). */
 summary_t hist_summarize(const histogram_t *h);
 

@@ -233,7 +233,7 @@ build_loadgen() {
     echo "building the load client ($loop event loop${shim:+, through the kqueue shim}): $LOADGEN"
     # shellcheck disable=SC2086 # CFLAGS/LDFLAGS are lists of flags
     $CC -std=c11 -O2 -Wall -Wextra -Werror ${CFLAGS:-} $shim -o "$LOADGEN" ${1+"$@"} \
-        "../clients/loop_$loop.c" ${LDFLAGS:-} -lm || fail "the load client did not build"
+        "../clients/loop_$loop.c" ${LDFLAGS:-} -lm -pthread || fail "the load client did not build"
 }
 
 # --- pinning and what this system can show ---------------------------------

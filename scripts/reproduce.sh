@@ -330,11 +330,11 @@ build_with_cc() {
     done
     [ "$PLATFORM" = Linux ] && loop=epoll
     [ "$PLATFORM" != Linux ] && loop=kqueue
-    (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c pool.c stats.c report.c proc.c \
-        "loop_$loop.c" -o "$BIN/loadgen" -lm) || return 1
+    (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c crew.c pool.c stats.c report.c proc.c \
+        "loop_$loop.c" -o "$BIN/loadgen" -lm -pthread) || return 1
     if [ "$PORTABLE" = 1 ]; then
-        (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c pool.c stats.c report.c proc.c \
-            loop_kqueue.c -o "$BIN/loadgen-kqueue" -lm) || return 1
+        (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c crew.c pool.c stats.c report.c proc.c \
+            loop_kqueue.c -o "$BIN/loadgen-kqueue" -lm -pthread) || return 1
     fi
 }
 

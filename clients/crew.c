@@ -1,0 +1,292 @@
+/*
+ * crew.c - see crew.h. The main thread and the workers meet at one gate: the
+ * main thread posts a task and bumps the gate's generation; each worker
+ * runs it on its own pool and reports back; the main thread waits until all
+ * have. Nothing else is shared, so a worker's event loop never waits on a
+ * lock while it measures.
+ */
+#define _GNU_SOURCE /* sched_setaffinity, and POSIX under strict -std=c11 */
+
+#include "crew.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    crew_t *crew;
+    pthread_t thread;
+    bool started;
+    int cpu;              /* -1: wherever the scheduler puts it */
+    target_t target;      /* its own copy: where its next socket binds from */
+    pool_t pool;
+    size_t connections;   /* its share */
+    double window_cpu_ms; /* its thread's CPU time over the last window */
+} worker_t;
+
+struct crew {
+    pthread_mutex_t lock;
+    pthread_cond_t posted;   /* a new task (generation moved on) */
+    pthread_cond_t finished; /* a worker finished the current one */
+    unsigned long generation;
+    int done;                /* workers done with the current generation */
+    crew_task_t task;
+    uint64_t duration_ns, deadline;
+    double rate;             /* messages per second, whole crew */
+    size_t total_connections;
+    int count;
+    worker_t *workers;
+    histogram_t rtt_sum, connect_sum;
+};
+
+/* CPU time of the calling thread, ms (CLOCK_THREAD_CPUTIME_ID: Linux, macOS, BSDs). */
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Put the calling thread on one CPU; a CPU it may not use is a usage error, said once. */
+static void pin_this_thread(int cpu)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) /* 0: this thread, on Linux */
+        fprintf(stderr, "loadgen: --cpu %d: cannot run a worker there (%s)\n", cpu,
+                strerror(errno));
+#else
+    (void)cpu; /* options.c refuses --cpu off Linux */
+#endif
+}
+
+static void mark_served_active(pool_t *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        p->conns[i].active = p->conns[i].served;
+}
+
+/* A worker with no served connection runs no window: none of the last one's figures stay. */
+static void forget_window(pool_t *p)
+{
+    hist_clear(p->rtt_ns);
+    p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
+    p->n.in_flight_at_end = 0;
+    p->n.window_ns = 0;
+    for (size_t i = 0; i < p->count; i++)
+        p->conns[i].window_echoes = 0;
+}
+
+static void do_task(crew_t *c, worker_t *w, crew_task_t task)
+{
+    pool_t *p = &w->pool;
+    switch (task) {
+    case TASK_GROW:
+        pool_grow(p, w->connections, c->deadline);
+        mark_served_active(p);
+        break;
+    case TASK_WINDOW: {
+        double share = c->total_connections
+                           ? c->rate * (double)w->connections / (double)c->total_connections
+                           : 0;
+        double before = thread_cpu_ms();
+        if (p->n.served > 0 && !p->timed_out)
+            pool_window(p, c->duration_ns, share, c->deadline);
+        else
+            forget_window(p); /* nothing to exchange: no window */
+        w->window_cpu_ms = thread_cpu_ms() - before;
+        break;
+    }
+    case TASK_DRAIN: pool_drain(p, c->deadline); break;
+    case TASK_TAIL: pool_tail(p, c->duration_ns); break;
+    case TASK_EXIT: break;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    crew_t *c = w->crew;
+    if (w->cpu >= 0)
+        pin_this_thread(w->cpu);
+    unsigned long seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        while (c->generation == seen)
+            pthread_cond_wait(&c->posted, &c->lock);
+        seen = c->generation;
+        crew_task_t task = c->task;
+        pthread_mutex_unlock(&c->lock);
+
+        do_task(c, w, task);
+
+        pthread_mutex_lock(&c->lock);
+        c->done++;
+        pthread_cond_signal(&c->finished);
+        pthread_mutex_unlock(&c->lock);
+        if (task == TASK_EXIT)
+            return NULL;
+    }
+}
+
+void crew_run(crew_t *c, crew_task_t task, uint64_t duration_ns, double rate, uint64_t deadline)
+{
+    pthread_mutex_lock(&c->lock);
+    c->task = task;
+    c->duration_ns = duration_ns;
+    c->rate = rate;
+    c->deadline = deadline;
+    c->done = 0;
+    c->generation++;
+    pthread_cond_broadcast(&c->posted);
+    int running = 0;
+    for (int i = 0; i < c->count; i++)
+        running += c->workers[i].started;
+    while (c->done < running)
+        pthread_cond_wait(&c->finished, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+}
+
+crew_t *crew_start(int threads, const target_t *t, size_t connections, size_t msg_size,
+                   const int *cpus, int cpu_count)
+{
+    crew_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->workers = calloc((size_t)threads, sizeof *c->workers);
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->posted, NULL);
+    pthread_cond_init(&c->finished, NULL);
+    c->total_connections = connections;
+    if (!c->workers) {
+        crew_free(c);
+        return NULL;
+    }
+    for (int i = 0; i < threads; i++) {
+        worker_t *w = &c->workers[i];
+        size_t share = connections / (size_t)threads + ((size_t)i < connections % (size_t)threads);
+        w->crew = c;
+        w->cpu = cpu_count > 0 ? cpus[i % cpu_count] : -1;
+        w->target = *t;
+        w->target.next_source = t->next_source + (unsigned)i * 61u; /* spread the sources */
+        w->connections = share;
+        if (pool_init(&w->pool, &w->target, share ? share : 1, msg_size) < 0) {
+            crew_free(c);
+            return NULL;
+        }
+        c->count = i + 1;
+        size_t window = w->pool.connect_window / (size_t)threads;
+        w->pool.connect_window = window > 0 ? window : 1;
+    }
+    for (int i = 0; i < threads; i++) {
+        worker_t *w = &c->workers[i];
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            crew_free(c);
+            return NULL;
+        }
+        w->started = true;
+    }
+    return c;
+}
+
+static void add_counts(pool_counts_t *sum, const pool_counts_t *n)
+{
+    sum->established += n->established;
+    sum->served += n->served;
+    sum->connect_failed += n->connect_failed;
+    sum->refused += n->refused;
+    sum->unanswered += n->unanswered;
+    sum->lost += n->lost;
+    sum->timed_out += n->timed_out;
+    sum->corrupt += n->corrupt;
+    sum->untried += n->untried;
+    sum->client_errors += n->client_errors;
+    sum->duplicated += n->duplicated;
+    sum->bytes_verified += n->bytes_verified;
+    sum->round_trips += n->round_trips;
+    sum->sends += n->sends;
+    sum->late_sends += n->late_sends;
+    sum->in_flight_at_end += n->in_flight_at_end;
+    if (n->lag_max_ns > sum->lag_max_ns)
+        sum->lag_max_ns = n->lag_max_ns;
+    if (n->window_ns > sum->window_ns)
+        sum->window_ns = n->window_ns; /* the workers' windows are the same length */
+}
+
+static int by_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Echoes in the last window per active connection, over every worker. */
+static void echoes_per_conn(const crew_t *c, crew_sum_t *out)
+{
+    out->echoes_min = out->echoes_median = out->echoes_max = -1;
+    size_t total = 0, n = 0;
+    for (int i = 0; i < c->count; i++)
+        total += c->workers[i].pool.count;
+    long *v = malloc((total ? total : 1) * sizeof *v);
+    for (int i = 0; v && i < c->count; i++) {
+        const pool_t *p = &c->workers[i].pool;
+        for (size_t k = 0; k < p->count; k++)
+            if (p->conns[k].active)
+                v[n++] = p->conns[k].window_echoes;
+    }
+    if (n > 0) {
+        qsort(v, n, sizeof *v, by_long);
+        out->echoes_min = v[0];
+        out->echoes_median = v[(n - 1) / 2];
+        out->echoes_max = v[n - 1];
+    }
+    free(v);
+}
+
+void crew_sum(crew_t *c, crew_sum_t *out)
+{
+    *out = (crew_sum_t){.first_error = ""};
+    hist_clear(&c->rtt_sum);
+    hist_clear(&c->connect_sum);
+    for (int i = 0; i < c->count; i++) {
+        const worker_t *w = &c->workers[i];
+        add_counts(&out->n, &w->pool.n);
+        hist_merge(&c->rtt_sum, w->pool.rtt_ns);
+        hist_merge(&c->connect_sum, w->pool.connect_ns);
+        out->connect_window += w->pool.connect_window;
+        out->timed_out = out->timed_out || w->pool.timed_out;
+        if (!out->first_error[0])
+            out->first_error = w->pool.first_error;
+        out->cpu_ms += w->window_cpu_ms;
+        if (w->window_cpu_ms > out->cpu_ms_busiest)
+            out->cpu_ms_busiest = w->window_cpu_ms;
+    }
+    out->rtt_ns = &c->rtt_sum;
+    out->connect_ns = &c->connect_sum;
+    echoes_per_conn(c, out);
+}
+
+void crew_free(crew_t *c)
+{
+    if (!c)
+        return;
+    if (c->workers) {
+        crew_run(c, TASK_EXIT, 0, 0, 0);
+        for (int i = 0; i < c->count; i++) {
+            if (c->workers[i].started)
+                pthread_join(c->workers[i].thread, NULL);
+            pool_free(&c->workers[i].pool);
+        }
+    }
+    pthread_cond_destroy(&c->posted);
+    pthread_cond_destroy(&c->finished);
+    pthread_mutex_destroy(&c->lock);
+    free(c->workers);
+    free(c);
+}
