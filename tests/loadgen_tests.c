@@ -555,6 +555,63 @@ static int compare_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The percentiles checked, in thousandths of a percent (stats.h's HIST_PCT_SCALE). */
+static const uint32_t PCTS[] = {1000, 50000, 90000, 99000, 99900, 99990, 99999, 100000};
+
+/*
+ * The nearest rank, written apart from stats.c: the smallest k (at least 1)
+ * with k / n >= per_100k / 100000, found by truncating the quotient and
+ * stepping up while k falls short. n is small enough here for the product.
+ */
+static uint64_t exact_rank(uint64_t n, uint32_t per_100k)
+{
+    uint64_t need = (uint64_t)per_100k * n, k = need / 100000;
+    while (k * 100000 < need)
+        k++;
+    return k > 0 ? k : 1;
+}
+
+/*
+ * Every percentile lands on exactly its nearest rank. Samples of two values
+ * with a bucket each (below 256 ns, so read back exactly): with the lower
+ * value at ranks 1 .. R the answer must be the lower, with it at 1 .. R - 1
+ * the higher, so a rank one too high fails the first and one too low the
+ * second. The counts include ones where the floating-point rank
+ * ceil(p / 100 * n) lands one above the nearest rank (p99.9 of 1000 samples
+ * would read as the maximum); the test checks that some do, so that it
+ * keeps its teeth.
+ */
+static void histogram_ranks(void)
+{
+    enum { LOW = 100, HIGH = 200 };
+    static const uint64_t COUNTS[] = {1, 2, 7, 999, 1000, 5000, 10000, 100000, 200000};
+    static histogram_t h;
+    int float_wrong = 0;
+    for (size_t i = 0; i < sizeof COUNTS / sizeof COUNTS[0]; i++) {
+        uint64_t n = COUNTS[i];
+        char first[160] = "";
+        int wrong = 0;
+        for (size_t k = 0; k < sizeof PCTS / sizeof PCTS[0]; k++) {
+            uint64_t rank = exact_rank(n, PCTS[k]);
+            float_wrong += (uint64_t)ceil(PCTS[k] / 1000.0 / 100.0 * (double)n) != rank;
+            for (uint64_t low = rank - 1; low <= rank; low++) {
+                hist_clear(&h);
+                for (uint64_t j = 0; j < n; j++)
+                    hist_add(&h, j < low ? LOW : HIGH);
+                double want = low == rank ? LOW : HIGH, got = hist_percentile(&h, PCTS[k]);
+                if (got != want && wrong++ == 0)
+                    snprintf(first, sizeof first, "p%g with the lower value at ranks 1..%llu "
+                             "is %g, want %g (rank %llu)", PCTS[k] / 1000.0,
+                             (unsigned long long)low, got, want, (unsigned long long)rank);
+            }
+        }
+        expect(wrong == 0, "%llu samples: every percentile at its nearest rank%s%s",
+               (unsigned long long)n, wrong ? "; first wrong: " : "", first);
+    }
+    expect(float_wrong > 0, "some of the counts make the floating-point rank wrong (%d do)",
+           float_wrong);
+}
+
 /*
  * loadgen's latency histogram against exact percentiles of the same
  * samples: within 1 % everywhere from nanoseconds to minutes, buckets that
@@ -577,13 +634,12 @@ static void histogram_accuracy(void)
             hist_add(&h, v[i]);
         }
         qsort(v, N, sizeof *v, compare_u64);
-        const double ps[] = {1, 50, 90, 99, 99.9, 99.99, 100};
-        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
-            size_t rank = (size_t)ceil(ps[k] / 100.0 * N);
-            double exact = (double)v[rank - 1], got = hist_percentile(&h, ps[k]);
+        for (size_t k = 0; k < sizeof PCTS / sizeof PCTS[0]; k++) {
+            uint64_t rank = exact_rank(N, PCTS[k]);
+            double exact = (double)v[rank - 1], got = hist_percentile(&h, PCTS[k]);
             expect(fabs(got - exact) <= 0.01 * exact + 0.5,
-                   "shape %d: p%g = %.1f, exact %.1f (relative error %.4f)", shape, ps[k], got,
-                   exact, exact > 0 ? fabs(got - exact) / exact : 0);
+                   "shape %d: p%g = %.1f, exact %.1f (relative error %.4f)", shape,
+                   PCTS[k] / 1000.0, got, exact, exact > 0 ? fabs(got - exact) / exact : 0);
         }
         expect(h.total == N && h.max == v[N - 1] && h.min == v[0], "shape %d: count, min, max",
                shape);
@@ -649,6 +705,7 @@ int main(int argc, char **argv)
     self_bin = len > 0 ? (self[len] = '\0', self) : argv[0];
     if (strcmp(name, "histogram") == 0) {
         histogram_accuracy();
+        histogram_ranks();
         return harness_failures ? 1 : 0;
     }
     if (strcmp(name, "bad-args") == 0) {
