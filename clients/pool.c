@@ -698,9 +698,19 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
         poll_once(p, until);
     }
     /*
+     * The last wait ended at or after window_end, so slots that fell due
+     * between the last visit of the schedule and window_end have not been
+     * visited yet: they are owed like every other slot of the window, and
+     * go out now, late (counted so), timed from their due time, their echoes
+     * in the drain.
+     */
+    if (p->rate > 0)
+        run_schedule(p, now_ns());
+    /*
      * The last batch of events was handled a moment after window_end: echoes
-     * that came back then were still out at window_end, messages sent then
-     * were not.
+     * that came back then were still out at window_end; a message sent then
+     * was owed at window_end (in flight) only if it was due before it, as the
+     * slots just sent were.
      */
     p->issuing = p->window_open = false;
     p->n.in_flight_at_end = p->busy + p->done_after_end - p->sent_after_end;

@@ -318,6 +318,14 @@ static const case_t CASES[] = {
          "msgs>360", "msgs<440", "echoes_per_conn_min>15", "echoes_per_conn_max<25",
          "late_sends<300", "schedule_lag_ms_max>-1", "in_flight_at_end<21", "rtt_p999_us>0",
          "server_cpu_pct>0", "client_cpu_pct<90", "saturated=none", "error="}},
+    /* Every slot due inside the window is sent, also one due just before its end: at
+     * 1000.002 msgs/s slot j is due at j / 1000.002 s, so slots 0 to 1000 fall inside the
+     * 1 s window (slot 1000 at 999.998 ms, 2 us before the end; slot 1001 after it). Each
+     * is echoed, inside the window or in the drain, after the 20 first echoes:
+     * bytes_verified = 64 x (20 + 1001) = 65344, whatever the timing. */
+    {"open-loop-every-slot", {"--mode", "echo"},
+     {"c10k", "-n", "20", "--duration", "1", "--rate", "1000.002"}, 0, 1,
+     {"served=20", "lost=0", "timed_out=0", "bytes_verified=65344", "error="}},
     /* Each child burns 1000 us of CPU per message: the tree's CPU per message must show it. */
     {"fork-cpu", {"--mode", "fork", "--busy-us", "1000"},
      {"c10k", "-n", "2", "--duration", "1", "--server-pid", "SERVER_PID"}, 0, 1,
