@@ -444,7 +444,7 @@ static int verdict(const pool_t *p, const options_t *o, size_t requested)
                         "problem: %s\n", n->lost, p->first_error);
     else if (n->client_errors > 0)
         fprintf(stderr, "loadgen: %zu connection(s) failed on loadgen's own side (its file "
-                        "descriptors, local ports or event loop), not the server's; first "
+                        "descriptors, local ports, memory or event loop), not the server's; first "
                         "problem: %s\n", n->client_errors, p->first_error);
     else if (failed > 0)
         fprintf(stderr, "loadgen: %zu of %zu connections were not served (%zu failed to connect, "

@@ -198,7 +198,7 @@ typedef enum {
     FAIL_CORRUPT,
     FAIL_DUPLICATED, /* bytes came that no message asked for */
     FAIL_TIMED_OUT,  /* an echo still owed when --timeout ended the run */
-    FAIL_CLIENT,     /* loadgen's own failure: its fds, its ports, its event loop */
+    FAIL_CLIENT,     /* loadgen's own failure: its fds, ports, memory, event loop */
 } failure_t;
 
 /*
@@ -216,6 +216,26 @@ static failure_t connect_failure(int err)
     case ENOBUFS:
     case ENOMEM: return FAIL_CLIENT;
     default: return FAIL_CONNECT;
+    }
+}
+
+/*
+ * A write() that fails for the connection's sake: the server reset or left
+ * it (EPIPE, ECONNRESET), or the path to it broke. Any other failure is the
+ * client's own (ENOBUFS, ENOMEM: the kernel was short of memory for loadgen;
+ * EBADF, EFAULT, EINVAL: a bug in loadgen), never the server's.
+ */
+static failure_t write_failure(int err)
+{
+    switch (err) {
+    case EPIPE:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN: return FAIL_REFUSED; /* counted as lost once served */
+    default: return FAIL_CLIENT;
     }
 }
 
@@ -294,7 +314,7 @@ static void send_more(pool_t *p, conn_t *c)
     ssize_t n = write(c->fd, p->send_buf, len);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            conn_fail(p, c, FAIL_REFUSED, "write: %s", strerror(errno));
+            conn_fail(p, c, write_failure(errno), "write: %s", strerror(errno));
         return;
     }
     c->sent += (size_t)n;

@@ -106,7 +106,8 @@ typedef struct {
     size_t corrupt;         /* an echo differed from what was sent */
     size_t untried;         /* never opened: pool_grow gave up first */
     size_t client_errors;   /* connections lost to loadgen's own failure: no fd, no
-                               port, no loop registration; never the server's */
+                               port, no loop registration, a write() refused on its own
+                               side (ENOBUFS, ENOMEM); never the server's */
     uint64_t duplicated;    /* bytes that arrived when no echo was owed */
     uint64_t bytes_verified; /* echoed bytes checked and found right */
     uint64_t round_trips;   /* echoes completed in the last window */

@@ -245,6 +245,7 @@ typedef struct {
     double max_s;          /* > 0: each loadgen run must end within this many seconds */
     const char *env;       /* "NAME=VALUE" set for loadgen, or NULL */
     int nofile, held;      /* > 0: loadgen runs under RLIMIT_NOFILE nofile, with `held` fds open */
+    const char *client_fault; /* a line for tests/fault.c, preloaded into loadgen only, or NULL */
 } case_t;
 
 #define N20 "-n", "20", "--duration", "0.5"
@@ -342,6 +343,14 @@ static const case_t CASES[] = {
     {"client-emfile", {"--mode", "echo"}, {"c10k", "-n", "30", "--duration", "0.3"}, 1, 1,
      {"requested=30", "client_errors>0", "connect_failed=0", "refused=0", "lost=0",
       "error=client"}, .nofile = 64, .held = 40},
+    /* loadgen's own write() fails (ENOBUFS: its kernel memory, not the server) once the
+     * connection has been served: the client's failure, never the server's lost one. */
+    {"client-write-enobufs", {"--mode", "echo"}, {"c10k", "-n", "1", "--duration", "0.3"}, 1, 1,
+     {"served=1", "lost=0", "refused=0", "client_errors=1", "error=client"},
+     .client_fault = "write ENOBUFS 1"},
+    {"client-write-enomem", {"--mode", "echo"}, {"c10k", "-n", "3", "--duration", "0.3"}, 1, 1,
+     {"served=3", "lost=0", "refused=0", "client_errors=3", "error=client"},
+     .client_fault = "write ENOMEM 3"},
     /* Off Linux loadgen connects from 127.0.0.1 only; on Linux from 127.0.0.2 and up. */
     {"portable", {"--mode", "echo", "--only-from", "127.0.0.1"},
      {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
@@ -416,6 +425,52 @@ static int unused_port(void)
     return port;
 }
 
+#ifndef LADDER_FAULT_LIB
+#define LADDER_FAULT_LIB "libladder_fault.so" /* CMake passes the full path */
+#endif
+
+/*
+ * Processes started from now on (loadgen, not the server: it is started
+ * first) get libladder_fault.so preloaded, steered by a control file that
+ * holds `line` (see tests/fault.c). Returns the file's name to hand to
+ * client_fault_off, or NULL on failure.
+ */
+static char *client_fault_on(const char *line, char **old_asan)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/loadgen-fault-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+        expect(false, "writing the fault file: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd), unlink(path);
+        return NULL;
+    }
+    close(fd);
+    const char *old = getenv("ASAN_OPTIONS");
+    *old_asan = old ? strdup(old) : NULL;
+    char asan[512];
+    /* ASan refuses to start behind a preloaded library unless told. */
+    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", old ? old : "",
+             old && *old ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("LD_PRELOAD", LADDER_FAULT_LIB, 1);
+    setenv("LADDER_FAULT_FILE", path, 1);
+    return path;
+}
+
+static void client_fault_off(char *path, char *old_asan)
+{
+    unsetenv("LD_PRELOAD");
+    unsetenv("LADDER_FAULT_FILE");
+    if (old_asan)
+        setenv("ASAN_OPTIONS", old_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(old_asan);
+    unlink(path);
+}
+
 /* Run the case once in one format; the parsed results go to rows. */
 static int run_once(const case_t *c, bool csv, record_t *rows)
 {
@@ -451,9 +506,17 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
     run_result_t r;
     int n = -1;
     const char *format = csv ? "csv" : "json";
+    char *fault_file = NULL, *old_asan = NULL;
+    if (c->client_fault && !(fault_file = client_fault_on(c->client_fault, &old_asan))) {
+        if (listening)
+            server_cleanup(&s);
+        return -1;
+    }
     double started = now_s();
     bool ran = run_to_exit(program, args, RUN_TIMEOUT_S, &r);
     double took = now_s() - started;
+    if (fault_file)
+        client_fault_off(fault_file, old_asan);
     if (ran) {
         expect(r.exited && r.code == c->exit_code, "%s: loadgen exit status %d (want %d)", format,
                r.exited ? r.code : -1, c->exit_code);
