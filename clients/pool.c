@@ -199,6 +199,7 @@ typedef enum {
     FAIL_DUPLICATED, /* bytes came that no message asked for */
     FAIL_TIMED_OUT,  /* an echo still owed when --timeout ended the run */
     FAIL_CLIENT,     /* loadgen's own failure: its fds, ports, memory, event loop */
+    FAIL_UNCLOSED,   /* half-closed, and the server never closed its side */
 } failure_t;
 
 /*
@@ -263,6 +264,8 @@ static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...
     }
     if (kind == FAIL_CLIENT)
         p->n.client_errors++;
+    else if (kind == FAIL_UNCLOSED)
+        p->n.unclosed++;
     else if (kind == FAIL_CORRUPT)
         p->n.corrupt++;
     else if (kind == FAIL_DUPLICATED)
@@ -766,31 +769,54 @@ void pool_drain(pool_t *p, uint64_t deadline)
     p->rate = 0;
 }
 
+/* Connections half-closed by pool_tail that the server has not closed yet. */
+static size_t count_tail(const pool_t *p)
+{
+    size_t open = 0;
+    for (size_t i = 0; i < p->count; i++)
+        open += p->conns[i].state == CONN_TAIL;
+    return open;
+}
+
 /*
  * shutdown(SHUT_WR) sends FIN: an echo server finishes what it owes and
  * closes (RFC 862 has nothing more to send). Whatever arrives before that
  * close was never sent; a reset instead of a close is a lost connection.
- * A server that does not close within tail_ns is left alone: slowness here
- * is not a fault.
+ * A connection the server keeps open after the FIN is unclosed: a server
+ * that never closes a half-closed connection keeps its descriptor (and its
+ * memory) forever. The wait lasts as long as the server keeps closing
+ * (tail_ns after the last close, so that 10 000 children or threads
+ * exiting one by one on a slow machine are not taken for the fault), and
+ * DRAIN_NS in all at most.
  */
 void pool_tail(pool_t *p, uint64_t tail_ns)
 {
-    size_t open = 0;
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
         if (c->fd < 0 || c->state != CONN_IDLE)
             continue;
         shutdown(c->fd, SHUT_WR); /* fails only if already reset, which read() reports */
         c->state = CONN_TAIL;
-        open++;
     }
-    uint64_t until = now_ns() + tail_ns;
-    while (open > 0 && now_ns() < until) {
+    p->tailed = true;
+    uint64_t start = now_ns(), last_close = start;
+    size_t open = count_tail(p);
+    while (open > 0) {
+        uint64_t until = last_close + tail_ns;
+        if (until > start + DRAIN_NS)
+            until = start + DRAIN_NS;
+        if (now_ns() >= until)
+            break;
         poll_once(p, until);
-        open = 0;
-        for (size_t i = 0; i < p->count; i++)
-            open += p->conns[i].state == CONN_TAIL;
+        size_t still = count_tail(p);
+        if (still < open)
+            last_close = now_ns();
+        open = still;
     }
+    for (size_t i = 0; i < p->count && open > 0; i++)
+        if (p->conns[i].state == CONN_TAIL)
+            conn_fail(p, &p->conns[i], FAIL_UNCLOSED, "not closed by the server after its "
+                      "last echo and loadgen's half-close (shutdown SHUT_WR)");
 }
 
 static int by_value(const void *a, const void *b)

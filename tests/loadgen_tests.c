@@ -256,9 +256,9 @@ typedef struct {
 static const case_t CASES[] = {
     {"correct", {"--mode", "echo"}, {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
      {"requested=20", "established=20", "served=20", "failed=0", "refused=0",
-      "connect_failed=0", "unanswered=0", "lost=0", "corrupt=0", "timed_out=0", "msgs>0",
-      "bytes_verified>1280", "server_cpu_ms>0", "server_procs=1", "client_loop=BACKEND",
-      "error="}},
+      "connect_failed=0", "unanswered=0", "lost=0", "corrupt=0", "timed_out=0", "unclosed=0",
+      "msgs>0", "bytes_verified>1280", "server_cpu_ms>0", "server_procs=1",
+      "client_loop=BACKEND", "error="}},
     {"corrupt", {"--mode", "corrupt", "--every", "10", "--after", "1000"}, {"c10k", N20}, 1, 1,
      {"served=20", "failed=0", "corrupt=2", "lost=0", "timed_out=0", "msgs>0",
       "client_loop=BACKEND", "error=corrupt"}},
@@ -371,6 +371,18 @@ static const case_t CASES[] = {
     {"hold-correct", {"--mode", "echo"},
      {"hold", "-n", "10", "--duration", "0.3", "--server-pid", "SERVER_PID"}, 0, 1,
      {"served=10", "lost=0", "still_open=10", "server_procs=1", "server_rss_kb>0", "error="}},
+    /* Two connections in ten are never closed after loadgen's half-close: unclosed, an
+     * error of the server's, the run's only one. */
+    {"noclose", {"--mode", "noclose", "--every", "5"}, {"c10k", "-n", "10", "--duration", "0.3"},
+     1, 1, {"served=10", "lost=0", "corrupt=0", "client_errors=0", "unclosed=2", "msgs>0",
+            "error=not closed"}},
+    {"hold-noclose", {"--mode", "noclose"}, {"hold", "-n", "5", "--duration", "0.2"}, 1, 1,
+     {"served=5", "lost=0", "still_open=5", "unclosed=5", "error=not closed"}},
+    {"stall-noclose", {"--mode", "noclose"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"stalled=false", "corrupt=0", "duplicated=0", "unclosed=1", "error=not closed"}},
+    /* scan never half-closes: whether the server would close is unknown. */
+    {"scan-noclose", {"--mode", "noclose"}, {"scan", "--idle", "0,2", "--duration", "0.2"}, 0, 2,
+     {"idle=2", "served=3", "unclosed=", "error="}},
     {"stall-correct", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 0, 1,
      {"stalled=false", "connect_failed=0", "refused=0", "unanswered=0", "corrupt=0",
       "duplicated=0", "held_ms>150", "wait_ms<100", "client_loop=BACKEND", "error="}},
