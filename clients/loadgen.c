@@ -375,11 +375,17 @@ static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
     if ((b = connect_and_wait(t, loop, deadline, "client B", &n)) < 0)
         goto out;
     at.b_sent = now_ns();
-    if (write(b, STALL_PROBE, sizeof STALL_PROBE - 1) != sizeof STALL_PROBE - 1 ||
-        loop_add(loop, b, LOOP_READ, NULL) < 0) {
-        fprintf(stderr, "loadgen: client B could not send its line: %s\n", strerror(errno));
-        n.refused++;
-        n.error = "refused";
+    ssize_t sent = write(b, STALL_PROBE, sizeof STALL_PROBE - 1);
+    if (sent != sizeof STALL_PROBE - 1 || loop_add(loop, b, LOOP_READ, NULL) < 0) {
+        /* A failed registration, or a write failure that is not the peer's, is loadgen's. */
+        bool mine = sent == sizeof STALL_PROBE - 1 || (sent < 0 && !write_error_is_peers(errno));
+        fprintf(stderr, "loadgen: client B could not send its line: %s%s\n", strerror(errno),
+                mine ? " (loadgen's own failure)" : "");
+        if (mine)
+            n.client_errors++;
+        else
+            n.refused++;
+        n.error = mine ? "client" : "refused";
         goto out;
     }
     if (await_echo_and_close(o, loop, &a, b, a_close_at, deadline, &at, &n) == 0) {

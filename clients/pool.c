@@ -220,13 +220,7 @@ static failure_t connect_failure(int err)
     }
 }
 
-/*
- * A write() that fails for the connection's sake: the server reset or left
- * it (EPIPE, ECONNRESET), or the path to it broke. Any other failure is the
- * client's own (ENOBUFS, ENOMEM: the kernel was short of memory for loadgen;
- * EBADF, EFAULT, EINVAL: a bug in loadgen), never the server's.
- */
-static failure_t write_failure(int err)
+bool write_error_is_peers(int err)
 {
     switch (err) {
     case EPIPE:
@@ -235,9 +229,15 @@ static failure_t write_failure(int err)
     case ETIMEDOUT:
     case EHOSTUNREACH:
     case ENETUNREACH:
-    case ENETDOWN: return FAIL_REFUSED; /* counted as lost once served */
-    default: return FAIL_CLIENT;
+    case ENETDOWN: return true;
+    default: return false;
     }
+}
+
+/* A peer's write failure is refused, or lost once served; any other, the client's. */
+static failure_t write_failure(int err)
+{
+    return write_error_is_peers(err) ? FAIL_REFUSED : FAIL_CLIENT;
 }
 
 static void conn_close(pool_t *p, conn_t *c, conn_state_t state)

@@ -62,6 +62,14 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
 /* A non-blocking socket with connect() under way: the fd, or -1 and errno. */
 int target_connect(target_t *t);
 
+/*
+ * Whether a failed write() is the connection's fault: the server reset or
+ * left it (EPIPE, ECONNRESET), or the path to it broke. Any other failure is
+ * the client's own (ENOBUFS, ENOMEM: the kernel was short of memory for
+ * loadgen; EBADF, EFAULT, EINVAL: a bug in loadgen), never the server's.
+ */
+bool write_error_is_peers(int err);
+
 typedef enum {
     CONN_CONNECTING, /* connect() under way */
     CONN_BUSY,       /* a message is out and its echo is not all back */

@@ -348,6 +348,8 @@ static const case_t CASES[] = {
     {"client-write-enobufs", {"--mode", "echo"}, {"c10k", "-n", "1", "--duration", "0.3"}, 1, 1,
      {"served=1", "lost=0", "refused=0", "client_errors=1", "error=client"},
      .client_fault = "write ENOBUFS 1"},
+    {"stall-write-enobufs", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"refused=0", "client_errors=1", "error=client"}, .client_fault = "write ENOBUFS"},
     {"client-write-enomem", {"--mode", "echo"}, {"c10k", "-n", "3", "--duration", "0.3"}, 1, 1,
      {"served=3", "lost=0", "refused=0", "client_errors=3", "error=client"},
      .client_fault = "write ENOMEM 3"},
