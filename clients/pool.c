@@ -637,6 +637,7 @@ static void give_up_waiting(pool_t *p, const char *why)
  */
 void pool_grow(pool_t *p, size_t more, uint64_t deadline)
 {
+    p->deadline = deadline;
     size_t target = p->count + more;
     if (target > p->capacity)
         target = p->capacity;
@@ -688,6 +689,7 @@ static void build_schedule(pool_t *p)
  */
 void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
 {
+    p->deadline = deadline;
     hist_clear(p->rtt_ns);
     p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
     p->n.in_flight_at_end = p->done_after_end = p->sent_after_end = 0;
@@ -750,6 +752,7 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
  */
 void pool_drain(pool_t *p, uint64_t deadline)
 {
+    p->deadline = deadline;
     uint64_t drain_end = now_ns() + DRAIN_NS;
     if (drain_end > deadline)
         drain_end = deadline;
@@ -787,7 +790,7 @@ static size_t count_tail(const pool_t *p)
  * memory) forever. The wait lasts as long as the server keeps closing
  * (tail_ns after the last close, so that 10 000 children or threads
  * exiting one by one on a slow machine are not taken for the fault), and
- * DRAIN_NS in all at most.
+ * DRAIN_NS in all at most; past the run's deadline, only tail_ns.
  */
 void pool_tail(pool_t *p, uint64_t tail_ns)
 {
@@ -800,11 +803,14 @@ void pool_tail(pool_t *p, uint64_t tail_ns)
     }
     p->tailed = true;
     uint64_t start = now_ns(), last_close = start;
+    uint64_t limit = start + DRAIN_NS;
+    if (limit > p->deadline)
+        limit = p->deadline > start + tail_ns ? p->deadline : start + tail_ns;
     size_t open = count_tail(p);
     while (open > 0) {
         uint64_t until = last_close + tail_ns;
-        if (until > start + DRAIN_NS)
-            until = start + DRAIN_NS;
+        if (until > limit)
+            until = limit;
         if (now_ns() >= until)
             break;
         poll_once(p, until);
@@ -844,6 +850,7 @@ void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max)
 
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)
 {
+    p->deadline = deadline;
     uint64_t until = now_ns() + duration_ns;
     if (until > deadline) {
         until = deadline;
