@@ -152,6 +152,7 @@ typedef struct {
     int corrupt;        /* B's echo differed from its line */
     long duplicated;    /* bytes B received beyond its one line */
     int client_errors;  /* loadgen's own failures (no fd, no port, no loop registration) */
+    int unclosed;       /* B half-closed after its echo, and the server never closed it */
     bool b_ended;       /* B's stream ended (server closed or reset it) after its echo */
     const char *error;  /* the short reason for the result's `error`, or NULL */
 } stall_counts_t;
@@ -261,6 +262,7 @@ static void print_stall(const options_t *o, const stall_times_t *t, const stall_
     report_int(&r, "corrupt", n->corrupt);
     report_int(&r, "duplicated", n->duplicated);
     report_int(&r, "client_errors", n->client_errors);
+    report_int(&r, "unclosed", n->unclosed);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", n->error);
     report_print(&r, o->output);
@@ -333,7 +335,8 @@ static bool read_extra(int b, stall_counts_t *n)
 
 /*
  * B half-closes and reads until the server closes (TAIL_NS at most): an
- * echo sent twice, or any byte after the line, shows up here.
+ * echo sent twice, or any byte after the line, shows up here, and so does
+ * a server that never closes a half-closed connection.
  */
 static void read_tail(loop_t *loop, int b, stall_counts_t *n)
 {
@@ -342,8 +345,11 @@ static void read_tail(loop_t *loop, int b, stall_counts_t *n)
     while (now_ns() < until) {
         loop_event_t ev;
         if (loop_wait(loop, &ev, 1, us_until(until)) > 0 && read_extra(b, n))
-            break;
+            return;
     }
+    fprintf(stderr, "loadgen: client B: not closed by the server within %.1f s of its "
+                    "half-close (shutdown SHUT_WR) after its echo\n", (double)TAIL_NS / NS_PER_S);
+    n->unclosed++;
 }
 
 /*
@@ -370,11 +376,17 @@ static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
     if ((b = connect_and_wait(t, loop, deadline, "client B", &n)) < 0)
         goto out;
     at.b_sent = now_ns();
-    if (write(b, STALL_PROBE, sizeof STALL_PROBE - 1) != sizeof STALL_PROBE - 1 ||
-        loop_add(loop, b, LOOP_READ, NULL) < 0) {
-        fprintf(stderr, "loadgen: client B could not send its line: %s\n", strerror(errno));
-        n.refused++;
-        n.error = "refused";
+    ssize_t sent = write(b, STALL_PROBE, sizeof STALL_PROBE - 1);
+    if (sent != sizeof STALL_PROBE - 1 || loop_add(loop, b, LOOP_READ, NULL) < 0) {
+        /* A failed registration, or a write failure that is not the peer's, is loadgen's. */
+        bool mine = sent == sizeof STALL_PROBE - 1 || (sent < 0 && !write_error_is_peers(errno));
+        fprintf(stderr, "loadgen: client B could not send its line: %s%s\n", strerror(errno),
+                mine ? " (loadgen's own failure)" : "");
+        if (mine)
+            n.client_errors++;
+        else
+            n.refused++;
+        n.error = mine ? "client" : "refused";
         goto out;
     }
     if (await_echo_and_close(o, loop, &a, b, a_close_at, deadline, &at, &n) == 0) {
@@ -382,6 +394,8 @@ static int run_stall(const options_t *o, target_t *t, uint64_t deadline)
             read_tail(loop, b, &n);
         if (n.duplicated > 0)
             n.error = "duplicated";
+        else if (n.unclosed > 0)
+            n.error = "not closed";
     }
 out:
     if (a >= 0) {
@@ -417,6 +431,8 @@ static const char *run_error(const pool_t *p, const options_t *o, size_t request
         return "client";
     if (failed > 0 && !(o->allow_refused && failed == n->refused))
         return "not served";
+    if (n->unclosed > 0)
+        return "not closed";
     return NULL;
 }
 
@@ -445,13 +461,18 @@ static int verdict(const pool_t *p, const options_t *o, size_t requested)
                         "problem: %s\n", n->lost, p->first_error);
     else if (n->client_errors > 0)
         fprintf(stderr, "loadgen: %zu connection(s) failed on loadgen's own side (its file "
-                        "descriptors, local ports or event loop), not the server's; first "
+                        "descriptors, local ports, memory or event loop), not the server's; first "
                         "problem: %s\n", n->client_errors, p->first_error);
-    else if (failed > 0)
+    else if (failed > 0 && !(o->allow_refused && failed == n->refused))
         fprintf(stderr, "loadgen: %zu of %zu connections were not served (%zu failed to connect, "
                         "%zu refused, %zu unanswered, %zu never tried); first problem: %s\n",
                 failed, requested, n->connect_failed, n->refused, n->unanswered, n->untried,
                 p->first_error);
+    else if (n->unclosed > 0)
+        fprintf(stderr, "loadgen: %zu connection(s) were still open when loadgen stopped waiting "
+                        "for the server to close them after their half-close (an echo server "
+                        "closes once it has sent what it owes); first problem: %s\n",
+                n->unclosed, p->first_error);
     return 1;
 }
 
@@ -470,6 +491,10 @@ static void report_counts(report_t *r, const pool_t *p, size_t requested)
     report_int(r, "timed_out", (long long)p->n.timed_out);
     report_int(r, "duplicated", (long long)p->n.duplicated);
     report_int(r, "client_errors", (long long)p->n.client_errors);
+    if (p->tailed) /* only pool_tail half-closes: scan never does */
+        report_int(r, "unclosed", (long long)p->n.unclosed);
+    else
+        report_null(r, "unclosed");
 }
 
 /* -1 (unknown) prints as null. */

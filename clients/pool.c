@@ -198,7 +198,8 @@ typedef enum {
     FAIL_CORRUPT,
     FAIL_DUPLICATED, /* bytes came that no message asked for */
     FAIL_TIMED_OUT,  /* an echo still owed when --timeout ended the run */
-    FAIL_CLIENT,     /* loadgen's own failure: its fds, its ports, its event loop */
+    FAIL_CLIENT,     /* loadgen's own failure: its fds, ports, memory, event loop */
+    FAIL_UNCLOSED,   /* half-closed, and the server never closed its side */
 } failure_t;
 
 /*
@@ -217,6 +218,26 @@ static failure_t connect_failure(int err)
     case ENOMEM: return FAIL_CLIENT;
     default: return FAIL_CONNECT;
     }
+}
+
+bool write_error_is_peers(int err)
+{
+    switch (err) {
+    case EPIPE:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN: return true;
+    default: return false;
+    }
+}
+
+/* A peer's write failure is refused, or lost once served; any other, the client's. */
+static failure_t write_failure(int err)
+{
+    return write_error_is_peers(err) ? FAIL_REFUSED : FAIL_CLIENT;
 }
 
 static void conn_close(pool_t *p, conn_t *c, conn_state_t state)
@@ -243,6 +264,8 @@ static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...
     }
     if (kind == FAIL_CLIENT)
         p->n.client_errors++;
+    else if (kind == FAIL_UNCLOSED)
+        p->n.unclosed++;
     else if (kind == FAIL_CORRUPT)
         p->n.corrupt++;
     else if (kind == FAIL_DUPLICATED)
@@ -294,7 +317,7 @@ static void send_more(pool_t *p, conn_t *c)
     ssize_t n = write(c->fd, p->send_buf, len);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            conn_fail(p, c, FAIL_REFUSED, "write: %s", strerror(errno));
+            conn_fail(p, c, write_failure(errno), "write: %s", strerror(errno));
         return;
     }
     c->sent += (size_t)n;
@@ -614,6 +637,7 @@ static void give_up_waiting(pool_t *p, const char *why)
  */
 void pool_grow(pool_t *p, size_t more, uint64_t deadline)
 {
+    p->deadline = deadline;
     size_t target = p->count + more;
     if (target > p->capacity)
         target = p->capacity;
@@ -665,6 +689,7 @@ static void build_schedule(pool_t *p)
  */
 void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
 {
+    p->deadline = deadline;
     hist_clear(p->rtt_ns);
     p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
     p->n.in_flight_at_end = p->done_after_end = p->sent_after_end = 0;
@@ -698,9 +723,19 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
         poll_once(p, until);
     }
     /*
+     * The last wait ended at or after window_end, so slots that fell due
+     * between the last visit of the schedule and window_end have not been
+     * visited yet: they are owed like every other slot of the window, and
+     * go out now, late (counted so), timed from their due time, their echoes
+     * in the drain.
+     */
+    if (p->rate > 0)
+        run_schedule(p, now_ns());
+    /*
      * The last batch of events was handled a moment after window_end: echoes
-     * that came back then were still out at window_end, messages sent then
-     * were not.
+     * that came back then were still out at window_end; a message sent then
+     * was owed at window_end (in flight) only if it was due before it, as the
+     * slots just sent were.
      */
     p->issuing = p->window_open = false;
     p->n.in_flight_at_end = p->busy + p->done_after_end - p->sent_after_end;
@@ -717,6 +752,7 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
  */
 void pool_drain(pool_t *p, uint64_t deadline)
 {
+    p->deadline = deadline;
     uint64_t drain_end = now_ns() + DRAIN_NS;
     if (drain_end > deadline)
         drain_end = deadline;
@@ -736,31 +772,57 @@ void pool_drain(pool_t *p, uint64_t deadline)
     p->rate = 0;
 }
 
+/* Connections half-closed by pool_tail that the server has not closed yet. */
+static size_t count_tail(const pool_t *p)
+{
+    size_t open = 0;
+    for (size_t i = 0; i < p->count; i++)
+        open += p->conns[i].state == CONN_TAIL;
+    return open;
+}
+
 /*
  * shutdown(SHUT_WR) sends FIN: an echo server finishes what it owes and
  * closes (RFC 862 has nothing more to send). Whatever arrives before that
  * close was never sent; a reset instead of a close is a lost connection.
- * A server that does not close within tail_ns is left alone: slowness here
- * is not a fault.
+ * A connection the server keeps open after the FIN is unclosed: a server
+ * that never closes a half-closed connection keeps its descriptor (and its
+ * memory) forever. The wait lasts as long as the server keeps closing
+ * (tail_ns after the last close, so that 10 000 children or threads
+ * exiting one by one on a slow machine are not taken for the fault), and
+ * DRAIN_NS in all at most; past the run's deadline, only tail_ns.
  */
 void pool_tail(pool_t *p, uint64_t tail_ns)
 {
-    size_t open = 0;
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
         if (c->fd < 0 || c->state != CONN_IDLE)
             continue;
         shutdown(c->fd, SHUT_WR); /* fails only if already reset, which read() reports */
         c->state = CONN_TAIL;
-        open++;
     }
-    uint64_t until = now_ns() + tail_ns;
-    while (open > 0 && now_ns() < until) {
+    p->tailed = true;
+    uint64_t start = now_ns(), last_close = start;
+    uint64_t limit = start + DRAIN_NS;
+    if (limit > p->deadline)
+        limit = p->deadline > start + tail_ns ? p->deadline : start + tail_ns;
+    size_t open = count_tail(p);
+    while (open > 0) {
+        uint64_t until = last_close + tail_ns;
+        if (until > limit)
+            until = limit;
+        if (now_ns() >= until)
+            break;
         poll_once(p, until);
-        open = 0;
-        for (size_t i = 0; i < p->count; i++)
-            open += p->conns[i].state == CONN_TAIL;
+        size_t still = count_tail(p);
+        if (still < open)
+            last_close = now_ns();
+        open = still;
     }
+    for (size_t i = 0; i < p->count && open > 0; i++)
+        if (p->conns[i].state == CONN_TAIL)
+            conn_fail(p, &p->conns[i], FAIL_UNCLOSED, "not closed by the server after its "
+                      "last echo and loadgen's half-close (shutdown SHUT_WR)");
 }
 
 static int by_value(const void *a, const void *b)
@@ -788,6 +850,7 @@ void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max)
 
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)
 {
+    p->deadline = deadline;
     uint64_t until = now_ns() + duration_ns;
     if (until > deadline) {
         until = deadline;

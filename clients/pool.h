@@ -62,6 +62,14 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
 /* A non-blocking socket with connect() under way: the fd, or -1 and errno. */
 int target_connect(target_t *t);
 
+/*
+ * Whether a failed write() is the connection's fault: the server reset or
+ * left it (EPIPE, ECONNRESET), or the path to it broke. Any other failure is
+ * the client's own (ENOBUFS, ENOMEM: the kernel was short of memory for
+ * loadgen; EBADF, EFAULT, EINVAL: a bug in loadgen), never the server's.
+ */
+bool write_error_is_peers(int err);
+
 typedef enum {
     CONN_CONNECTING, /* connect() under way */
     CONN_BUSY,       /* a message is out and its echo is not all back */
@@ -106,7 +114,10 @@ typedef struct {
     size_t corrupt;         /* an echo differed from what was sent */
     size_t untried;         /* never opened: pool_grow gave up first */
     size_t client_errors;   /* connections lost to loadgen's own failure: no fd, no
-                               port, no loop registration; never the server's */
+                               port, no loop registration, a write() refused on its own
+                               side (ENOBUFS, ENOMEM); never the server's */
+    size_t unclosed;        /* half-closed by pool_tail, and not closed by the server
+                               when the tail's time ran out */
     uint64_t duplicated;    /* bytes that arrived when no echo was owed */
     uint64_t bytes_verified; /* echoed bytes checked and found right */
     uint64_t round_trips;   /* echoes completed in the last window */
@@ -141,6 +152,8 @@ typedef struct {
     size_t done_after_end; /* echoes back after window_end while pool_window ran */
     size_t sent_after_end; /* messages sent after window_end while pool_window ran */
     bool timed_out;        /* the overall deadline passed */
+    bool tailed;           /* pool_tail ran: n.unclosed is known */
+    uint64_t deadline;     /* the run's, as the last phase was given it */
     char first_error[256]; /* the first failure, for the one-line summary */
     uint8_t *send_buf;     /* outgoing bytes, generated just before write() */
     uint8_t *recv_buf;     /* incoming bytes */
@@ -164,8 +177,10 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
 void pool_drain(pool_t *p, uint64_t deadline);
 
 /*
- * Half-close every open connection and read until the server closes it, for
- * tail_ns at most: bytes then count as duplicated, a reset as lost.
+ * Half-close every open connection and read until the server closes it:
+ * bytes then count as duplicated, a reset as lost, and a connection still
+ * open once no other has closed for tail_ns (10 s in all at most, and not
+ * past the run's deadline unless that leaves less than tail_ns) as unclosed.
  */
 void pool_tail(pool_t *p, uint64_t tail_ns);
 

@@ -95,13 +95,26 @@ void hist_add(histogram_t *h, uint64_t ns)
     h->total++;
 }
 
-double hist_percentile(const histogram_t *h, double p)
+/*
+ * Nearest rank: the smallest k with k / total >= per_100k / HIST_PCT_SCALE,
+ * that is ceil(per_100k * total / HIST_PCT_SCALE), in integers. The product
+ * could overflow for a total above 2^47, so total is split into whole
+ * multiples of the scale and a remainder.
+ */
+static uint64_t nearest_rank(uint64_t total, uint32_t per_100k)
+{
+    if (per_100k > HIST_PCT_SCALE)
+        per_100k = HIST_PCT_SCALE;
+    uint64_t whole = total / HIST_PCT_SCALE, rest = total % HIST_PCT_SCALE;
+    uint64_t rank = whole * per_100k + (rest * per_100k + HIST_PCT_SCALE - 1) / HIST_PCT_SCALE;
+    return rank > 0 ? rank : 1;
+}
+
+double hist_percentile(const histogram_t *h, uint32_t per_100k)
 {
     if (h->total == 0)
         return NAN;
-    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->total);
-    if (rank == 0)
-        rank = 1;
+    uint64_t rank = nearest_rank(h->total, per_100k);
     uint64_t seen = 0;
     for (size_t b = 0; b < HIST_BUCKETS; b++) {
         seen += h->counts[b];
@@ -126,10 +139,10 @@ summary_t hist_summarize(const histogram_t *h)
                    .max = NAN};
     if (h->total == 0)
         return s;
-    s.p50 = hist_percentile(h, 50);
-    s.p90 = hist_percentile(h, 90);
-    s.p99 = hist_percentile(h, 99);
-    s.p999 = hist_percentile(h, 99.9);
+    s.p50 = hist_percentile(h, 50000);
+    s.p90 = hist_percentile(h, 90000);
+    s.p99 = hist_percentile(h, 99000);
+    s.p999 = hist_percentile(h, 99900);
     s.max = (double)h->max;
     return s;
 }

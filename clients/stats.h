@@ -53,8 +53,16 @@ void hist_merge(histogram_t *into, const histogram_t *from);
 /* Nearest-rank percentiles (the smallest value with at least p % at or below it). */
 summary_t hist_summarize(const histogram_t *h);
 
-/* The value reported for percentile p (0 to 100), NAN when empty. */
-double hist_percentile(const histogram_t *h, double p);
+/*
+ * Percentiles are named in thousandths of a percent, so that p99.9 is the
+ * integer 99900 and its rank is exact: in binary floating point 99.9 / 100
+ * is a hair above 0.999, and ceil(0.999... * 1000) would make p99.9 of
+ * 1000 samples the 1000th (the maximum) instead of the 999th.
+ */
+#define HIST_PCT_SCALE 100000u /* 100 % */
+
+/* The value reported for percentile per_100k / HIST_PCT_SCALE, NAN when empty. */
+double hist_percentile(const histogram_t *h, uint32_t per_100k);
 
 /* Exposed for the histogram's own accuracy check: bucket of a value, and its bounds. */
 size_t hist_bucket_of(uint64_t v);

@@ -32,6 +32,8 @@
  *   burn     --delay MS after the first connection (default 200), the
  *            server answers nothing while it burns --busy-us microseconds
  *            of its own CPU time, once, then serves again (K, BYTES unused)
+ *   noclose  when the client half-closes, the connection is kept open and
+ *            never read again: the server does not close it (BYTES unused)
  *
  * --only-from ADDR closes, unanswered, every connection whose source address
  * is not ADDR (the test of loadgen's portable path: 127.0.0.1 only).
@@ -67,11 +69,11 @@
 
 typedef enum { MODE_ECHO, MODE_CORRUPT, MODE_RESET, MODE_CLOSE, MODE_STALL, MODE_SILENT,
                MODE_EXIT, MODE_DUP, MODE_EXTRA, MODE_SWAP, MODE_LATE, MODE_PAUSE, MODE_FORK,
-               MODE_SERIAL, MODE_BURN } fault_mode_t;
+               MODE_SERIAL, MODE_BURN, MODE_NOCLOSE } fault_mode_t;
 
 static const char *const MODE_NAMES[] = {"echo", "corrupt", "reset", "close", "stall",
                                          "silent", "exit", "dup", "extra", "swap", "late",
-                                         "pause", "fork", "serial", "burn"};
+                                         "pause", "fork", "serial", "burn", "noclose"};
 
 /* What `extra` sends after the last echo. */
 static const char EXTRA_BYTES[] = "bytes nobody sent\n";
@@ -128,7 +130,8 @@ static _Noreturn void usage(const char *why)
 {
     fprintf(stderr, "fake_server: %s\nusage: fake_server [-p PORT] --mode "
                     "echo|corrupt|reset|close|stall|silent|exit|dup|extra|swap|late|pause|"
-                    "fork|serial|burn\n       [--every K] [--after BYTES] [--delay MS] [--busy-us US] "
+                    "fork|serial|burn|noclose\n"
+                    "       [--every K] [--after BYTES] [--delay MS] [--busy-us US] "
                     "[--only-from ADDR]\n",
             why);
     exit(2);
@@ -197,9 +200,14 @@ static bool stops_at_trigger(fault_mode_t mode)
     return mode == MODE_RESET || mode == MODE_CLOSE || mode == MODE_STALL || mode == MODE_LATE;
 }
 
-/* The client half-closed (or went): extra owes it some bytes first. */
+/* The client half-closed (or went): extra owes it some bytes first; noclose
+ * keeps the connection, unwatched (its EOF would wake poll for ever). */
 static void on_eof(conn_t *c, const config_t *cf)
 {
+    if (c->targeted && cf->mode == MODE_NOCLOSE) {
+        c->stalled = true;
+        return;
+    }
     if (c->targeted && cf->mode == MODE_EXTRA)
         write_all(c->fd, EXTRA_BYTES, sizeof EXTRA_BYTES - 1);
     drop(c, false);

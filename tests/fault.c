@@ -2,13 +2,16 @@
  * fault.c - libladder_fault.so, preloaded into a server by a few tests to
  * make one call fail the way a loaded or limited system would, on demand.
  *
- * The file named by LADDER_FAULT_FILE holds one line, "CALL WHAT", and is
- * read at every call of CALL, so the test can start and end the fault while
- * the server runs:
+ * The file named by LADDER_FAULT_FILE holds one line, "CALL WHAT [SPARE]",
+ * and is read at every call of CALL, so the test can start and end the fault
+ * while the server runs:
  *   accept ENOBUFS | ENOMEM | EMFILE   accept() fails with that errno
  *   fork EAGAIN                        fork() fails (a process limit)
  *   pthread_create EAGAIN              pthread_create() fails (a thread limit)
  *   getsockname SIGTERM                SIGTERM arrives just before the first getsockname()
+ *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
+ *                                      first SPARE writes to sockets went through (the
+ *                                      load client's own kernel memory running short)
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -24,8 +27,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* The errno (or signal) the control file asks `call` to fail with; 0: none. */
-static int fault_for(const char *call)
+/* The errno (or signal) the control file asks `call` to fail with; 0: none.
+ * *spare, if asked for, gets the number after it (0 when there is none). */
+static int fault_spare(const char *call, unsigned long *spare)
 {
     static const struct {
         const char *name;
@@ -44,10 +48,20 @@ static int fault_for(const char *call)
     size_t len = strlen(call);
     if (strncmp(line, call, len) != 0 || line[len] != ' ')
         return 0;
-    for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++)
-        if (strncmp(line + len + 1, whats[i].name, strlen(whats[i].name)) == 0)
-            return whats[i].value;
+    for (size_t i = 0; i < sizeof whats / sizeof whats[0]; i++) {
+        const char *name = whats[i].name, *rest = line + len + 1 + strlen(name);
+        if (strncmp(line + len + 1, name, strlen(name)) != 0)
+            continue;
+        if (spare)
+            *spare = *rest == ' ' ? strtoul(rest + 1, NULL, 10) : 0;
+        return whats[i].value;
+    }
     return 0;
+}
+
+static int fault_for(const char *call)
+{
+    return fault_spare(call, NULL);
 }
 
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
@@ -97,4 +111,22 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
     if (!next)
         next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "getsockname");
     return next(fd, addr, len);
+}
+
+/* Only writes to sockets count and fail: a program's stderr and files go through. */
+ssize_t write(int fd, const void *buf, size_t len)
+{
+    static ssize_t (*next)(int, const void *, size_t);
+    static unsigned long socket_writes; /* so far, in this process */
+    unsigned long spare = 0;
+    int type, err = fault_spare("write", &spare);
+    socklen_t type_len = sizeof type;
+    if (err && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) == 0 &&
+        socket_writes++ >= spare) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    return next(fd, buf, len);
 }

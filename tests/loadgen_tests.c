@@ -245,6 +245,7 @@ typedef struct {
     double max_s;          /* > 0: each loadgen run must end within this many seconds */
     const char *env;       /* "NAME=VALUE" set for loadgen, or NULL */
     int nofile, held;      /* > 0: loadgen runs under RLIMIT_NOFILE nofile, with `held` fds open */
+    const char *client_fault; /* a line for tests/fault.c, preloaded into loadgen only, or NULL */
 } case_t;
 
 #define N20 "-n", "20", "--duration", "0.5"
@@ -255,9 +256,9 @@ typedef struct {
 static const case_t CASES[] = {
     {"correct", {"--mode", "echo"}, {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
      {"requested=20", "established=20", "served=20", "failed=0", "refused=0",
-      "connect_failed=0", "unanswered=0", "lost=0", "corrupt=0", "timed_out=0", "msgs>0",
-      "bytes_verified>1280", "server_cpu_ms>0", "server_procs=1", "client_loop=BACKEND",
-      "error="}},
+      "connect_failed=0", "unanswered=0", "lost=0", "corrupt=0", "timed_out=0", "unclosed=0",
+      "msgs>0", "bytes_verified>1280", "server_cpu_ms>0", "server_procs=1",
+      "client_loop=BACKEND", "error="}},
     {"corrupt", {"--mode", "corrupt", "--every", "10", "--after", "1000"}, {"c10k", N20}, 1, 1,
      {"served=20", "failed=0", "corrupt=2", "lost=0", "timed_out=0", "msgs>0",
       "client_loop=BACKEND", "error=corrupt"}},
@@ -318,6 +319,14 @@ static const case_t CASES[] = {
          "msgs>360", "msgs<440", "echoes_per_conn_min>15", "echoes_per_conn_max<25",
          "late_sends<300", "schedule_lag_ms_max>-1", "in_flight_at_end<21", "rtt_p999_us>0",
          "server_cpu_pct>0", "client_cpu_pct<90", "saturated=none", "error="}},
+    /* Every slot due inside the window is sent, also one due just before its end: at
+     * 1000.002 msgs/s slot j is due at j / 1000.002 s, so slots 0 to 1000 fall inside the
+     * 1 s window (slot 1000 at 999.998 ms, 2 us before the end; slot 1001 after it). Each
+     * is echoed, inside the window or in the drain, after the 20 first echoes:
+     * bytes_verified = 64 x (20 + 1001) = 65344, whatever the timing. */
+    {"open-loop-every-slot", {"--mode", "echo"},
+     {"c10k", "-n", "20", "--duration", "1", "--rate", "1000.002"}, 0, 1,
+     {"served=20", "lost=0", "timed_out=0", "bytes_verified=65344", "error="}},
     /* Each child burns 1000 us of CPU per message: the tree's CPU per message must show it. */
     {"fork-cpu", {"--mode", "fork", "--busy-us", "1000"},
      {"c10k", "-n", "2", "--duration", "1", "--server-pid", "SERVER_PID"}, 0, 1,
@@ -334,6 +343,16 @@ static const case_t CASES[] = {
     {"client-emfile", {"--mode", "echo"}, {"c10k", "-n", "30", "--duration", "0.3"}, 1, 1,
      {"requested=30", "client_errors>0", "connect_failed=0", "refused=0", "lost=0",
       "error=client"}, .nofile = 64, .held = 40},
+    /* loadgen's own write() fails (ENOBUFS: its kernel memory, not the server) once the
+     * connection has been served: the client's failure, never the server's lost one. */
+    {"client-write-enobufs", {"--mode", "echo"}, {"c10k", "-n", "1", "--duration", "0.3"}, 1, 1,
+     {"served=1", "lost=0", "refused=0", "client_errors=1", "error=client"},
+     .client_fault = "write ENOBUFS 1"},
+    {"stall-write-enobufs", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"refused=0", "client_errors=1", "error=client"}, .client_fault = "write ENOBUFS"},
+    {"client-write-enomem", {"--mode", "echo"}, {"c10k", "-n", "3", "--duration", "0.3"}, 1, 1,
+     {"served=3", "lost=0", "refused=0", "client_errors=3", "error=client"},
+     .client_fault = "write ENOMEM 3"},
     /* Off Linux loadgen connects from 127.0.0.1 only; on Linux from 127.0.0.2 and up. */
     {"portable", {"--mode", "echo", "--only-from", "127.0.0.1"},
      {"c10k", N20, "--server-pid", "SERVER_PID"}, 0, 1,
@@ -354,6 +373,18 @@ static const case_t CASES[] = {
     {"hold-correct", {"--mode", "echo"},
      {"hold", "-n", "10", "--duration", "0.3", "--server-pid", "SERVER_PID"}, 0, 1,
      {"served=10", "lost=0", "still_open=10", "server_procs=1", "server_rss_kb>0", "error="}},
+    /* Two connections in ten are never closed after loadgen's half-close: unclosed, an
+     * error of the server's, the run's only one. */
+    {"noclose", {"--mode", "noclose", "--every", "5"}, {"c10k", "-n", "10", "--duration", "0.3"},
+     1, 1, {"served=10", "lost=0", "corrupt=0", "client_errors=0", "unclosed=2", "msgs>0",
+            "error=not closed"}},
+    {"hold-noclose", {"--mode", "noclose"}, {"hold", "-n", "5", "--duration", "0.2"}, 1, 1,
+     {"served=5", "lost=0", "still_open=5", "unclosed=5", "error=not closed"}},
+    {"stall-noclose", {"--mode", "noclose"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"stalled=false", "corrupt=0", "duplicated=0", "unclosed=1", "error=not closed"}},
+    /* scan never half-closes: whether the server would close is unknown. */
+    {"scan-noclose", {"--mode", "noclose"}, {"scan", "--idle", "0,2", "--duration", "0.2"}, 0, 2,
+     {"idle=2", "served=3", "unclosed=", "error="}},
     {"stall-correct", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 0, 1,
      {"stalled=false", "connect_failed=0", "refused=0", "unanswered=0", "corrupt=0",
       "duplicated=0", "held_ms>150", "wait_ms<100", "client_loop=BACKEND", "error="}},
@@ -408,6 +439,52 @@ static int unused_port(void)
     return port;
 }
 
+#ifndef LADDER_FAULT_LIB
+#define LADDER_FAULT_LIB "libladder_fault.so" /* CMake passes the full path */
+#endif
+
+/*
+ * Processes started from now on (loadgen, not the server: it is started
+ * first) get libladder_fault.so preloaded, steered by a control file that
+ * holds `line` (see tests/fault.c). Returns the file's name to hand to
+ * client_fault_off, or NULL on failure.
+ */
+static char *client_fault_on(const char *line, char **old_asan)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/loadgen-fault-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+        expect(false, "writing the fault file: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd), unlink(path);
+        return NULL;
+    }
+    close(fd);
+    const char *old = getenv("ASAN_OPTIONS");
+    *old_asan = old ? strdup(old) : NULL;
+    char asan[512];
+    /* ASan refuses to start behind a preloaded library unless told. */
+    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", old ? old : "",
+             old && *old ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("LD_PRELOAD", LADDER_FAULT_LIB, 1);
+    setenv("LADDER_FAULT_FILE", path, 1);
+    return path;
+}
+
+static void client_fault_off(char *path, char *old_asan)
+{
+    unsetenv("LD_PRELOAD");
+    unsetenv("LADDER_FAULT_FILE");
+    if (old_asan)
+        setenv("ASAN_OPTIONS", old_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(old_asan);
+    unlink(path);
+}
+
 /* Run the case once in one format; the parsed results go to rows. */
 static int run_once(const case_t *c, bool csv, record_t *rows)
 {
@@ -443,9 +520,17 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
     run_result_t r;
     int n = -1;
     const char *format = csv ? "csv" : "json";
+    char *fault_file = NULL, *old_asan = NULL;
+    if (c->client_fault && !(fault_file = client_fault_on(c->client_fault, &old_asan))) {
+        if (listening)
+            server_cleanup(&s);
+        return -1;
+    }
     double started = now_s();
     bool ran = run_to_exit(program, args, RUN_TIMEOUT_S, &r);
     double took = now_s() - started;
+    if (fault_file)
+        client_fault_off(fault_file, old_asan);
     if (ran) {
         expect(r.exited && r.code == c->exit_code, "%s: loadgen exit status %d (want %d)", format,
                r.exited ? r.code : -1, c->exit_code);
@@ -555,6 +640,63 @@ static int compare_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The percentiles checked, in thousandths of a percent (stats.h's HIST_PCT_SCALE). */
+static const uint32_t PCTS[] = {1000, 50000, 90000, 99000, 99900, 99990, 99999, 100000};
+
+/*
+ * The nearest rank, written apart from stats.c: the smallest k (at least 1)
+ * with k / n >= per_100k / 100000, found by truncating the quotient and
+ * stepping up while k falls short. n is small enough here for the product.
+ */
+static uint64_t exact_rank(uint64_t n, uint32_t per_100k)
+{
+    uint64_t need = (uint64_t)per_100k * n, k = need / 100000;
+    while (k * 100000 < need)
+        k++;
+    return k > 0 ? k : 1;
+}
+
+/*
+ * Every percentile lands on exactly its nearest rank. Samples of two values
+ * with a bucket each (below 256 ns, so read back exactly): with the lower
+ * value at ranks 1 .. R the answer must be the lower, with it at 1 .. R - 1
+ * the higher, so a rank one too high fails the first and one too low the
+ * second. The counts include ones where the floating-point rank
+ * ceil(p / 100 * n) lands one above the nearest rank (p99.9 of 1000 samples
+ * would read as the maximum); the test checks that some do, so that it
+ * keeps its teeth.
+ */
+static void histogram_ranks(void)
+{
+    enum { LOW = 100, HIGH = 200 };
+    static const uint64_t COUNTS[] = {1, 2, 7, 999, 1000, 5000, 10000, 100000, 200000};
+    static histogram_t h;
+    int float_wrong = 0;
+    for (size_t i = 0; i < sizeof COUNTS / sizeof COUNTS[0]; i++) {
+        uint64_t n = COUNTS[i];
+        char first[160] = "";
+        int wrong = 0;
+        for (size_t k = 0; k < sizeof PCTS / sizeof PCTS[0]; k++) {
+            uint64_t rank = exact_rank(n, PCTS[k]);
+            float_wrong += (uint64_t)ceil(PCTS[k] / 1000.0 / 100.0 * (double)n) != rank;
+            for (uint64_t low = rank - 1; low <= rank; low++) {
+                hist_clear(&h);
+                for (uint64_t j = 0; j < n; j++)
+                    hist_add(&h, j < low ? LOW : HIGH);
+                double want = low == rank ? LOW : HIGH, got = hist_percentile(&h, PCTS[k]);
+                if (got != want && wrong++ == 0)
+                    snprintf(first, sizeof first, "p%g with the lower value at ranks 1..%llu "
+                             "is %g, want %g (rank %llu)", PCTS[k] / 1000.0,
+                             (unsigned long long)low, got, want, (unsigned long long)rank);
+            }
+        }
+        expect(wrong == 0, "%llu samples: every percentile at its nearest rank%s%s",
+               (unsigned long long)n, wrong ? "; first wrong: " : "", first);
+    }
+    expect(float_wrong > 0, "some of the counts make the floating-point rank wrong (%d do)",
+           float_wrong);
+}
+
 /*
  * loadgen's latency histogram against exact percentiles of the same
  * samples: within 1 % everywhere from nanoseconds to minutes, buckets that
@@ -577,13 +719,12 @@ static void histogram_accuracy(void)
             hist_add(&h, v[i]);
         }
         qsort(v, N, sizeof *v, compare_u64);
-        const double ps[] = {1, 50, 90, 99, 99.9, 99.99, 100};
-        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
-            size_t rank = (size_t)ceil(ps[k] / 100.0 * N);
-            double exact = (double)v[rank - 1], got = hist_percentile(&h, ps[k]);
+        for (size_t k = 0; k < sizeof PCTS / sizeof PCTS[0]; k++) {
+            uint64_t rank = exact_rank(N, PCTS[k]);
+            double exact = (double)v[rank - 1], got = hist_percentile(&h, PCTS[k]);
             expect(fabs(got - exact) <= 0.01 * exact + 0.5,
-                   "shape %d: p%g = %.1f, exact %.1f (relative error %.4f)", shape, ps[k], got,
-                   exact, exact > 0 ? fabs(got - exact) / exact : 0);
+                   "shape %d: p%g = %.1f, exact %.1f (relative error %.4f)", shape,
+                   PCTS[k] / 1000.0, got, exact, exact > 0 ? fabs(got - exact) / exact : 0);
         }
         expect(h.total == N && h.max == v[N - 1] && h.min == v[0], "shape %d: count, min, max",
                shape);
@@ -649,6 +790,7 @@ int main(int argc, char **argv)
     self_bin = len > 0 ? (self[len] = '\0', self) : argv[0];
     if (strcmp(name, "histogram") == 0) {
         histogram_accuracy();
+        histogram_ranks();
         return harness_failures ? 1 : 0;
     }
     if (strcmp(name, "bad-args") == 0) {

@@ -584,6 +584,81 @@ static int check_nevents_limit(void)
     return 1;
 }
 
+/* An fd readable and writable, both filters registered (udata tags[0], tags[1]). */
+static int both_ready(int kq, int sv[2])
+{
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 5) < 0)
+        return -1;
+    change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[0]);
+    change(kq, sv[0], EVFILT_WRITE, EV_ADD, &tags[1]);
+    return 0;
+}
+
+/*
+ * kqueue(2) returns what did not fit in the eventlist on a later call. epoll
+ * reports the fd as one event, which the shim splits into READ and WRITE:
+ * with room for one kevent the second must come next time, not be dropped
+ * (then the same one would be dropped on every call, WRITE never seen).
+ */
+static int check_full_eventlist_keeps_rest(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent first, second;
+    if (both_ready(kq, sv) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (wait_events(kq, &first, 1, 1000) != 1 || wait_events(kq, &second, 1, 1000) != 1)
+        return fail("nevents 1 with two kevents ready: a call returned none");
+    if (first.filter == second.filter)
+        return fail("two calls with room for one: filter %d twice, the other never",
+                    first.filter);
+    const struct kevent *w = first.filter == EVFILT_WRITE ? &first : &second;
+    const struct kevent *r = w == &first ? &second : &first;
+    if (r->udata != &tags[0] || w->udata != &tags[1] || r->data != 5)
+        return fail("the kevent kept for the next call has the wrong udata or data");
+    struct kevent ev[4];
+    int n = wait_events(kq, ev, 4, 1000); /* nothing left over: both, once each */
+    if (n != 2 || !find(ev, n, sv[0], EVFILT_READ) || !find(ev, n, sv[0], EVFILT_WRITE))
+        return fail("room for four after that: got %d kevents, want READ and WRITE once", n);
+    return 1;
+}
+
+/*
+ * A kevent kept for the next call is for a pair that may change meanwhile:
+ * one deleted or disabled is not returned, nor one no longer ready (kqueue
+ * checks a level-triggered filter again before returning it).
+ */
+static int check_kept_kevent_follows_changes(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (both_ready(kq, sv) < 0)
+        return fail("setup: %s", strerror(errno));
+    for (int round = 0; round < 3; round++) {
+        if (wait_events(kq, ev, 1, 1000) != 1 || ev[0].filter != EVFILT_READ)
+            return fail("round %d: room for one: want READ first, as epoll reports it", round);
+        /* WRITE is now kept over; take it away three ways. */
+        if (round == 0)
+            change(kq, sv[0], EVFILT_WRITE, EV_DELETE, NULL);
+        else if (round == 1)
+            change(kq, sv[0], EVFILT_WRITE, EV_DISABLE, NULL);
+        else if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+            return fail("O_NONBLOCK: %s", strerror(errno));
+        else
+            while (send_bytes(sv[0], 4096) == 0) /* fill the send buffer: not writable */
+                ;
+        int n = wait_events(kq, ev, 4, 0);
+        if (n != 1 || ev[0].filter != EVFILT_READ)
+            return fail("round %d (%s): got %d kevents, want READ alone", round,
+                        round == 0 ? "deleted" : round == 1 ? "disabled" : "no longer ready",
+                        n);
+        if (round == 0)
+            change(kq, sv[0], EVFILT_WRITE, EV_ADD, &tags[1]);
+        else if (round == 1)
+            change(kq, sv[0], EVFILT_WRITE, EV_ENABLE, &tags[1]);
+    }
+    return 1;
+}
+
 static int check_high_fd(void)
 {
     struct rlimit rl;
@@ -871,6 +946,9 @@ static const struct {
     {"nevents 0 applies changes and does not wait", check_changes_only},
     {"a timeout waits, 1 ns rounds up", check_timeout_waits},
     {"nevents caps the kevents returned", check_nevents_limit},
+    {"what the eventlist had no room for comes next call", check_full_eventlist_keeps_rest},
+    {"a kept kevent is dropped if deleted, disabled or not ready",
+     check_kept_kevent_follows_changes},
     {"fd above 10000 works and the table grows", check_high_fd},
     {"a signal interrupts a NULL-timeout wait with EINTR", check_eintr},
     {"a recycled kqueue fd starts clean", check_recycled_kqueue},

@@ -11,7 +11,8 @@
 #
 # One fault policy for every claim: any fault seen in any run of a claim
 # (corrupt, lost, reset or refused, unanswered, timed out, duplicated or
-# extra bytes, a server that did not start or did not exit 0 on SIGTERM)
+# extra bytes, a connection not closed after the client's half-close, a
+# server that did not start or did not exit 0 on SIGTERM)
 # makes it NOT reproduced, "the server misbehaved", with the counts and the
 # first problem. loadgen's own faults (client_errors: its descriptors, its
 # ports, its event loop) are never the server's: they leave the claim not
@@ -49,10 +50,13 @@ BEGIN {
                           # the O(ready) loops' (measured 2.2x to 3.8x at N = 1000)
     # What counts as the server misbehaving, in any mode. "refused" is the
     # select ceiling's expected outcome there, and a fault everywhere else.
-    FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes"
-    SELECT_FAULTS = "connect_failed unanswered lost corrupt timed_out duplicated extra_bytes"
+    FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes" \
+        " unclosed"
+    SELECT_FAULTS = "connect_failed unanswered lost corrupt timed_out duplicated extra_bytes" \
+        " unclosed"
     # loadgen's "error" words that mean the server's behaviour ended the run.
-    SERVER_ERRORS = "|timeout|corrupt|lost|not served|active connection failed|duplicated|"
+    SERVER_ERRORS = "|timeout|corrupt|lost|not served|active connection failed|duplicated" \
+        "|not closed|"
 
     out = ENVIRON["REPORT_OUT"]
     rungs = ENVIRON["RUNGS"]; hold = ENVIRON["STALL_HOLD"]; idle_s = ENVIRON["IDLE_SECONDS"]

@@ -14,10 +14,11 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CASES="good c10k-lost c10k-contrast c10k-timeout c10k-progress c10k-drain-only client-errors pss-unreadable
-missing-files failed-runs empty-values not-reproduced no-yardstick fault-stall fault-idle fault-busy-poll
-fault-memory fault-select fault-scan-n fault-scan-ready fault-load fault-yardstick server-stop server-start
-load-saturated load-retry load-client-bound no-rate macos no-server-figures"
+CASES="good c10k-lost c10k-unclosed c10k-contrast c10k-timeout c10k-progress c10k-drain-only
+client-errors pss-unreadable missing-files failed-runs empty-values not-reproduced no-yardstick
+fault-stall fault-idle fault-busy-poll fault-memory fault-select fault-scan-n fault-scan-ready
+fault-load fault-yardstick server-stop server-start load-saturated load-retry load-client-bound
+no-rate macos no-server-figures"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -82,6 +83,9 @@ case $CASE in
 good) ;;
 c10k-lost) # one rung loses connections mid-run (and 02-fork, outside the claim)
     edit c10k.jsonl '/"rung":"(05-poll|02-fork)"/ { sub(/"lost":0/, "\"lost\":37"); sub(/"error":null/, "\"error\":\"lost\",\"stderr\":\"loadgen: 37 connection(s) broke after their first echo; first problem: read: Connection reset by peer\"") } 1'
+    WANT_RC=1 ;;
+c10k-unclosed) # a rung keeps connections open after loadgen's half-close
+    edit c10k.jsonl '/"rung":"07-epoll","n":10000,"run":1/ { sub(/"client_errors":0/, "\"client_errors\":0,\"unclosed\":4"); sub(/"error":null/, "\"error\":\"not closed\",\"stderr\":\"loadgen: 4 connection(s) were still open\"") } 1'
     WANT_RC=1 ;;
 c10k-contrast) # only a rung outside the claim goes wrong
     edit c10k.jsonl '/"rung":"03-threads"/ { sub(/"lost":0/, "\"lost\":5") } 1'
@@ -214,6 +218,10 @@ good) all_reproduced_but ;;
 c10k-lost)
     misbehaved c10k "05-poll run 1: faults in 1 of 1 runs, first run 1: 37 lost (first problem: loadgen: 37 connection(s) broke"
     expect c10k "NOT reproduced" "for contrast: 02-fork run 1: faults: run 1: 37 lost" server
+    all_reproduced_but c10k ;;
+c10k-unclosed)
+    misbehaved c10k "07-epoll run 1: faults in 1 of"
+    expect c10k "NOT reproduced" "4 unclosed (first problem: loadgen: 4 connection(s) were still open" server
     all_reproduced_but c10k ;;
 c10k-contrast)
     expect c10k reproduced "02-fork run 1: failed: no result (loadgen exit 124), 03-threads run 1: faults: run 1: 5 lost"

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h> /* SIOCOUTQ */
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -75,14 +76,28 @@ struct kevent {
 #define KQ_SHIM_BATCH 1024 /* epoll events fetched per kevent() call, at most */
 
 struct kq_shim_fd {
-    void *udata[2];   /* [0] for EVFILT_READ, [1] for EVFILT_WRITE */
-    unsigned added;   /* KQ_SHIM_* bits: pairs that exist */
-    unsigned enabled; /* KQ_SHIM_* bits: pairs that exist and report */
+    void *udata[2];     /* [0] for EVFILT_READ, [1] for EVFILT_WRITE */
+    unsigned added;     /* KQ_SHIM_* bits: pairs that exist */
+    unsigned enabled;   /* KQ_SHIM_* bits: pairs that exist and report */
+    unsigned delivered; /* KQ_SHIM_* bits: returned by the kevent() call under way */
+};
+
+/* A kevent epoll reported that did not fit in the caller's eventlist. */
+struct kq_shim_pending {
+    int fd;
+    unsigned bit; /* KQ_SHIM_READ or KQ_SHIM_WRITE */
 };
 
 struct kq_shim {
     struct kq_shim_fd *fds; /* indexed by fd, grown on demand (C10K reaches fd 10 000+) */
     int nfds;
+    /* Undelivered kevents, oldest first, returned first by the next call
+     * (kqueue(2) keeps them queued). epoll is asked only once this is empty,
+     * for at most KQ_SHIM_BATCH fds and no more than the eventlist has room
+     * for; each fd gives two kevents at most, so at most one per fd is left
+     * over and this never overflows. */
+    struct kq_shim_pending pending[KQ_SHIM_BATCH];
+    int npending;
 };
 
 /* All kqueues of this program, indexed by their epoll fd. A static pointer
@@ -251,17 +266,72 @@ static inline void kq_shim_fill(struct kevent *out, int fd, unsigned bit, void *
         out->flags |= EV_EOF;
 }
 
-/* Split one epoll event into up to two kevents, one per enabled filter. */
+/* Whether epoll (or poll: the same bits on Linux) events make a filter ready. */
+static inline int kq_shim_ready(unsigned bit, uint32_t ev)
+{
+    uint32_t any = EPOLLHUP | EPOLLERR;
+    return (ev & (bit == KQ_SHIM_READ ? EPOLLIN | EPOLLRDHUP | any : EPOLLOUT | any)) != 0;
+}
+
+/* One kevent for (fd, bit) into out[*n] if there is room, else into pending. */
+static inline void kq_shim_emit(struct kq_shim *st, int fd, unsigned bit, uint32_t ev,
+                                struct kevent *out, int *n, int room)
+{
+    struct kq_shim_fd *f = &st->fds[fd];
+    if (*n < room) {
+        kq_shim_fill(&out[(*n)++], fd, bit, f->udata[bit - 1], ev);
+        f->delivered |= bit;
+    } else if (st->npending < KQ_SHIM_BATCH) {
+        st->pending[st->npending++] = (struct kq_shim_pending){fd, bit};
+    }
+}
+
+/* Split one epoll event into up to two kevents, one per enabled filter; a
+ * pair already returned by this call (from the pending list) is not repeated. */
 static inline int kq_shim_split(struct kq_shim *st, const struct epoll_event *ev,
                                 struct kevent *out, int room)
 {
     int fd = ev->data.fd, n = 0;
     struct kq_shim_fd *f = &st->fds[fd]; /* in the table: only EV_ADD puts fds in epoll */
-    uint32_t any = EPOLLHUP | EPOLLERR;
-    if ((f->enabled & KQ_SHIM_READ) && (ev->events & (EPOLLIN | EPOLLRDHUP | any)) && n < room)
-        kq_shim_fill(&out[n++], fd, KQ_SHIM_READ, f->udata[0], ev->events);
-    if ((f->enabled & KQ_SHIM_WRITE) && (ev->events & (EPOLLOUT | any)) && n < room)
-        kq_shim_fill(&out[n++], fd, KQ_SHIM_WRITE, f->udata[1], ev->events);
+    for (unsigned bit = KQ_SHIM_READ; bit <= KQ_SHIM_WRITE; bit <<= 1)
+        if ((f->enabled & bit) && !(f->delivered & bit) && kq_shim_ready(bit, ev->events))
+            kq_shim_emit(st, fd, bit, ev->events, out, &n, room);
+    return n;
+}
+
+/* poll(2) and epoll(7) share the values of these bits on Linux. */
+_Static_assert(POLLIN == EPOLLIN && POLLOUT == EPOLLOUT && POLLERR == EPOLLERR &&
+                   POLLHUP == EPOLLHUP,
+               "poll and epoll readiness bits differ");
+
+/*
+ * Return the kevents left over from an earlier call, oldest first, as the
+ * kernel's queue would. Like kqueue(2), which checks a level-triggered
+ * filter again before returning it, each is asked again (poll(2), no wait):
+ * one whose pair was deleted or disabled since, or that is no longer ready,
+ * is dropped. Those that do not fit stay queued.
+ */
+static inline int kq_shim_take_pending(struct kq_shim *st, struct kevent *out, int room)
+{
+    int n = 0, kept = 0;
+    for (int i = 0; i < st->npending; i++) {
+        struct kq_shim_pending q = st->pending[i];
+        if (n == room) {
+            st->pending[kept++] = q;
+            continue;
+        }
+        if (q.fd >= st->nfds || !(st->fds[q.fd].enabled & q.bit))
+            continue;
+        struct pollfd pfd = {.fd = q.fd};
+        pfd.events = (short)(q.bit == KQ_SHIM_READ ? EPOLLIN | EPOLLRDHUP : EPOLLOUT);
+        if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL) &&
+            kq_shim_ready(q.bit, (uint16_t)pfd.revents)) {
+            kq_shim_fill(&out[n++], q.fd, q.bit, st->fds[q.fd].udata[q.bit - 1],
+                         (uint16_t)pfd.revents);
+            st->fds[q.fd].delivered |= q.bit;
+        }
+    }
+    st->npending = kept;
     return n;
 }
 
@@ -318,18 +388,24 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
         return -1;
     }
 
-    /* Level-triggered only, and that is what makes it safe to drop a kevent
-     * that does not fit in the eventlist: epoll(7) reports a level-triggered
-     * fd again on every call while it stays ready, and the kernel queues a
-     * reported fd behind the others, so the one dropped is not starved. */
-    struct epoll_event ready[KQ_SHIM_BATCH];
-    int n = epoll_wait(kq, ready, nevents < KQ_SHIM_BATCH ? nevents : KQ_SHIM_BATCH,
-                       kq_shim_timeout_ms(timeout));
-    if (n < 0)
-        return -1; /* EINTR included: kevent(2) is not restarted either */
-    int out = 0;
-    for (int i = 0; i < n && out < nevents; i++)
-        out += kq_shim_split(st, &ready[i], eventlist + out, nevents - out);
+    /* epoll(7) splits into two kevents what it reports as one fd, so a full
+     * eventlist can leave the second kevent of an fd over; dropping it would
+     * drop the same one on every call (READ comes first). kqueue(2) keeps
+     * what it could not return for the next call: so does the shim, and then
+     * the wait does not block, since there is something to return. */
+    int out = kq_shim_take_pending(st, eventlist, nevents);
+    if (out < nevents) {
+        struct epoll_event ready[KQ_SHIM_BATCH];
+        int room = nevents - out, n;
+        n = epoll_wait(kq, ready, room < KQ_SHIM_BATCH ? room : KQ_SHIM_BATCH,
+                       out > 0 ? 0 : kq_shim_timeout_ms(timeout));
+        if (n < 0 && out == 0)
+            return -1; /* EINTR included: kevent(2) is not restarted either */
+        for (int i = 0; i < n; i++)
+            out += kq_shim_split(st, &ready[i], eventlist + out, nevents - out);
+    }
+    for (int i = 0; i < out; i++) /* ready for the next call */
+        st->fds[eventlist[i].ident].delivered = 0;
     return out;
 }
 
