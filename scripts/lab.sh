@@ -68,7 +68,9 @@ trap '[ -z "$scratch" ] || rm -rf "$scratch"' EXIT
 trap 'exit 130' INT TERM
 
 # A stash needs an identity; a fresh classroom machine may have none.
-git_() { git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"; }
+git_() {
+    git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"
+}
 
 get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 patch_of() { echo "$bugs/$1.patch"; }
@@ -76,12 +78,17 @@ known() { [ -n "$1" ] && [ -f "$(patch_of "$1")" ] && case $1 in */* | .*) false
 need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
 # A scratch folder in the git directory, removed on the way out; made before
 # any command substitution needs it (a subshell's would outlive its trap).
-scratch_dir() { [ -n "$scratch" ] || scratch=$(mktemp -d "$gitdir/ladder-lab.XXXXXX") || die "mktemp failed"; }
+scratch_dir() {
+    [ -n "$scratch" ] || scratch=$(mktemp -d "$gitdir/ladder-lab.XXXXXX") || die "mktemp failed"
+}
 # plain CODE: the path of the lab's patch as git apply reads it.
 plain() { lab_patch_decode "$(patch_of "$1")" >"$scratch/$1.patch" && echo "$scratch/$1.patch"; }
 
 # Words of the patch's "Caught-by:" line (before its diff).
-caught_by() { awk '/^(diff|qvss) --(git|tvg) /{exit} $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' "$(patch_of "$1")"; }
+caught_by() {
+    awk '/^(diff|qvss) --(git|tvg) /{exit} $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' \
+        "$(patch_of "$1")"
+}
 # The rung in the patch's title line: "Break-it lab L1 (05-poll)."
 rung_of() { sed -n '1s/.*(\([^)]*\))\.*$/\1/p' "$(patch_of "$1")"; }
 
@@ -111,22 +118,25 @@ solutions_in_tree() {
 cmd_plant() {
     code=$1
     need_known "$code"
-    [ -f "$state" ] && die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
+    [ -f "$state" ] &&
+        die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
     for f in MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD rebase-merge rebase-apply; do
         [ -e "$gitdir/$f" ] && die "a git merge, rebase or cherry-pick is in progress: finish or abort it first"
     done
     [ -z "$(git ls-files -v | awk '$1 == "S" || $1 ~ /^[a-z]$/')" ] ||
-        die "some files are marked skip-worktree or assume-unchanged (git ls-files -v); clear them first"
+        die "some files are marked skip-worktree or assume-unchanged (git ls-files -v): clear them"
     head_commit=$(git rev-parse HEAD) || die "this clone has no commit"
     patch=$(plain "$code") || die "cannot read $(patch_of "$code")"
     stash=""
     if dirty; then
         applied=$(solutions_in_tree worktree | tr '\n' ' ')
-        git_ stash push -q --include-untracked -m "lab.sh: work set aside while lab $code is planted" ||
-            die "git stash failed: nothing was changed; commit or clean your work by hand and plant again"
+        entry="lab.sh: work set aside while lab $code is planted"
+        git_ stash push -q --include-untracked -m "$entry" ||
+            die "git stash failed: nothing was changed; commit or clean your work and plant again"
         stash=$(git rev-parse -q --verify refs/stash)
-        echo "Your uncommitted work is set aside (git stash, entry \"lab.sh: work set aside while lab $code is planted\")."
-        [ -n "$applied" ] && echo "  It includes the applied solution(s): $applied- set aside too, so the lab starts from the rung as it is."
+        echo "Your uncommitted work is set aside (git stash, entry \"$entry\")."
+        [ -n "$applied" ] && echo "  It includes the applied solution(s): $applied- set aside too," \
+            "so the lab starts from the rung as it is."
         echo "  'scripts/lab.sh reset' puts it back."
     fi
     {
@@ -140,7 +150,8 @@ cmd_plant() {
         for s in $(solutions_in_tree cached); do
             if git apply -R "$solutions/$s.patch" 2>/dev/null; then
                 if git apply --check "$patch" >/dev/null 2>&1; then
-                    echo "Your branch carries the $s solution; it is taken out for the lab, which starts from the rung without it."
+                    echo "Your branch carries the $s solution; it is taken out for the lab," \
+                        "which starts from the rung without it."
                     break
                 fi
                 git apply "$solutions/$s.patch"
@@ -149,12 +160,14 @@ cmd_plant() {
     fi
     if ! git apply "$patch" 2>/dev/null; then
         undo_plant
-        die "lab $code does not apply to your branch (it changes $(rung_of "$code"); has your branch changed it?); nothing is planted and your work is back"
+        die "lab $code does not apply to your branch (it changes $(rung_of "$code");" \
+            "has your branch changed it?); nothing is planted and your work is back"
     fi
     hide_planted
     echo "Lab $code is planted in $(rung_of "$code") (git diff and git status show nothing of it)."
     echo "  What you will see: $(sheet_column "$code" 5)"
-    echo "  Next: scripts/lab.sh check    (builds, then runs the tests that catch it; red until you fix it)"
+    echo "  Next: scripts/lab.sh check    (builds, then runs the tests that catch it;" \
+        "red until you fix it)"
 }
 
 # The files plant changed: recorded with the planted content (a blob in the
@@ -225,7 +238,8 @@ cmd_reset() {
     [ "$(git rev-parse HEAD)" = "$(get head)" ] ||
         echo "(Your branch has moved since the lab was planted; its commits stay.)"
     undo_plant || exit 1
-    echo "Lab $code is taken out; your tree is as your branch has it$(git symbolic-ref -q --short HEAD | sed 's/^/ (/; s/$/)/')."
+    branch=$(git symbolic-ref -q --short HEAD | sed 's/^/ (/; s/$/)/')
+    echo "Lab $code is taken out; your tree is as your branch has it$branch."
 }
 
 # ---- check ----------------------------------------------------------------
@@ -321,7 +335,8 @@ cmd_status() {
     if [ ! -f "$state" ]; then
         echo "No lab is planted."
     else
-        echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)")); 'lab.sh diff' shows your edits since."
+        echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)"));" \
+            "'lab.sh diff' shows your edits since."
         if [ -n "$(get stash)" ]; then echo "  Your work is set aside in git stash ($(get stash))."; fi
     fi
 }
@@ -366,7 +381,10 @@ idle-cpu) [ $# -le 2 ] || die "usage: lab.sh idle-cpu [RUNG]"; cmd_idle_cpu "${2
 plant) [ $# -eq 2 ] || die "usage: lab.sh plant CODE (lab.sh list)"; cmd_plant "$2" ;;
 check) [ $# -le 2 ] || die "usage: lab.sh check [CODE]"; cmd_check "${2:-}" ;;
 diff) cmd_diff ;;
-reveal) [ $# -le 3 ] || die "usage: lab.sh reveal --facilitator [CODE]"; cmd_reveal "${2:-}" "${3:-}" ;;
+reveal)
+    [ $# -le 3 ] || die "usage: lab.sh reveal --facilitator [CODE]"
+    cmd_reveal "${2:-}" "${3:-}"
+    ;;
 reset) cmd_reset ;;
 list) cmd_list ;;
 status) cmd_status ;;
