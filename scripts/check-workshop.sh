@@ -7,7 +7,10 @@
 #
 # With no PATCH, every docs/workshop/solutions/*.patch and
 # docs/workshop/bugs/*.patch. Each patch is a description followed by plain
-# `git diff` output against the repository root; the description may hold,
+# `git diff` output against the repository root (a bug patch stores that
+# diff rot13-encoded, see scripts/lib/labpatch.sh: each patch is decoded
+# into the scratch directory before it is read, and --refresh and
+# --rewrite encode what they write back); the description may hold,
 # each on a line of its own:
 #   Caught-by: TEST...   (bug patches) ctest names that must FAIL once applied
 #   Changes: TEST...     (solutions) tests no longer expected to pass
@@ -82,6 +85,7 @@ if [ ${#patches[@]} -eq 0 ]; then
     exit 0
 fi
 
+source "$root/scripts/lib/labpatch.sh"
 export CC=${CC:-clang}
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 jobs=${CHECK_JOBS:-$((3 * cpus))}
@@ -101,11 +105,26 @@ git_() { git -C "$src" -c user.name=check-workshop -c user.email=check@localhost
 
 # ---- reading a patch --------------------------------------------------------
 
+# plain_copy PATCH: the path of PATCH decoded (as git apply reads it), under
+# the scratch directory in a folder named like PATCH's (bugs, solutions).
+plain_copy() {
+    local out
+    out=$scratch/plain/$(basename "$(dirname "$1")")/$(basename "$1")
+    mkdir -p "$(dirname "$out")" && lab_patch_decode "$1" >"$out" && echo "$out"
+}
+
+# stored_form ORIGINAL NEW: NEW rewritten in place the way ORIGINAL is stored
+# (encoded, if ORIGINAL's diff is).
+stored_form() {
+    lab_patch_is_encoded "$1" || return 0
+    lab_patch_encode "$2" >"$2.encoded" && mv "$2.encoded" "$2"
+}
+
 # The words of every "KEY:" line in the description (before the diff).
 header_field() {
     awk -v key="$2:" '/^diff --git /{exit} $1 == key {for (i = 2; i <= NF; i++) print $i}' "$1"
 }
-description() { awk '/^diff --git /{exit} {print}' "$1"; }
+description() { awk '/^(diff --git|qvss --tvg) /{exit} {print}' "$1"; }
 body() { awk 'found || /^diff --git /{found = 1; print}' "$1"; }
 
 # Rung folders the diff touches; common/ touches them all.
@@ -470,12 +489,13 @@ write_patch() { # tree patch out
 }
 
 refresh_patch() {
-    local patch=$1 name new how keep
+    local patch=$1 name new how keep plain
     name="$(basename "$(dirname "$patch")")/$(basename "$patch" .patch)"
+    plain=$(plain_copy "$patch")
     reset_scratch
-    if git_ apply --index "$patch" 2>/dev/null; then
+    if git_ apply --index "$plain" 2>/dev/null; then
         how="applied as is"
-    elif git_ apply -3 "$patch" >"$scratch/apply.log" 2>&1; then
+    elif git_ apply -3 "$plain" >"$scratch/apply.log" 2>&1; then
         how="three-way merged"
     else
         keep=$logs/resolve/$(basename "$patch" .patch)
@@ -484,7 +504,7 @@ refresh_patch() {
         return
     fi
     new=$scratch/new.patch
-    write_patch "$src" "$patch" "$new"
+    write_patch "$src" "$plain" "$new" && stored_form "$patch" "$new"
     if cmp -s "$new" "$patch"; then
         verdict ok "$name" "unchanged ($how)"
     else
@@ -506,7 +526,8 @@ rewrite_patch() {
         git -C "$dir" diff --cached base | grep -nE '^\+(<<<<<<<|>>>>>>>)' >&2
         exit 1
     fi
-    write_patch "$dir" "$patch" "$patch.new" && mv "$patch.new" "$patch"
+    write_patch "$dir" "$patch" "$patch.new" && stored_form "$patch" "$patch.new" &&
+        mv "$patch.new" "$patch"
     echo "rewrote $patch from $dir; now check it: $0 $patch"
 }
 
@@ -544,10 +565,10 @@ fi
 # that run alone.
 mkdir -p "$scratch/res"
 for p in "${patches[@]}"; do
-    case $p in */bugs/*) prepare_patch "$p"; launch_new ;; esac
+    case $p in */bugs/*) prepare_patch "$(plain_copy "$p")"; launch_new ;; esac
 done
 for p in "${patches[@]}"; do
-    case $p in */bugs/*) ;; *) prepare_patch "$p" ;; esac
+    case $p in */bugs/*) ;; *) prepare_patch "$(plain_copy "$p")" ;; esac
 done
 built=$SECONDS
 echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile; $njobs tests, $jobs at a time)"

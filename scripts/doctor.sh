@@ -3,11 +3,16 @@
 #
 #   sh scripts/doctor.sh      run it the day before, on every machine
 #
-# Checks what the class uses: a C compiler and make (every `make wall`), the
-# sanitizer runtimes (`make` builds ./server with ASan + UBSan; the tests
-# add TSan), git (the labs), CMake 3.21 or newer (CMakePresets.json is
-# version 3; the tests and labs), nc, the open-file limits, the accept
-# queue, the ephemeral ports and, on macOS, the thread and process caps.
+# Checks what the class's commands use: a C compiler and make (every `make
+# wall`), clang (scripts/test.sh, `lab.sh check` and check-workshop.sh build
+# with it), the sanitizer runtimes (`make` builds ./server with ASan +
+# UBSan; the tests add TSan), git (the labs), CMake 3.21 or newer
+# (CMakePresets.json is version 3; the tests and labs), the tools the
+# scripts call (awk, sed, grep, ps, pgrep, mktemp, tar), nc, the open-file
+# limits, the accept queue, the ephemeral ports and, on macOS, the thread
+# and process caps. Install lines are given for Debian 12, Ubuntu 22.04 and
+# 24.04, Fedora, macOS (Homebrew or the Command Line Tools) and FreeBSD;
+# limits are only ever advised upwards.
 # One line per check: "ok", "warn" (the class runs, one demonstration is
 # weaker; the line says which and why) or "MISSING" (with the one command
 # that fixes it). Exit status 0 when the class can run here, 1 when not.
@@ -31,7 +36,18 @@ if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo "; fi
 
 # The one command that installs packages here: install DEBIAN FEDORA BREW FREEBSD.
 distro=""
-[ -r /etc/os-release ] && distro=$(sed -n 's/^ID=//p' /etc/os-release | tr -d '"')
+distro_version=""
+if [ -r /etc/os-release ]; then
+    distro=$(sed -n 's/^ID=//p' /etc/os-release | tr -d '"')
+    distro_version=$(sed -n 's/^VERSION_ID=//p' /etc/os-release | tr -d '"')
+fi
+# clang's sanitizer runtimes, for apt: libclang-rt-dev on Debian 12 and
+# Ubuntu 24.04 (only a Recommends of clang there); Ubuntu 22.04 has no such
+# package, and its clang-14 brings them (libclang-common-14-dev).
+case $distro:$distro_version in
+ubuntu:22.04 | ubuntu:20.04) apt_clang="clang" ;;
+*) apt_clang="clang libclang-rt-dev" ;;
+esac
 install() {
     case $os in
     Darwin) if [ "$3" = xcode ]; then echo "xcode-select --install"; else echo "brew install $3"; fi ;;
@@ -73,14 +89,35 @@ else
     ok "C compiler: $CC ($("$CC" --version 2>/dev/null | sed -n 1p))"
 fi
 if have make; then ok "make: $(command -v make)"; else bad "make" "$cc_fix"; fi
+# scripts/test.sh, lab.sh check and check-workshop.sh compile with clang
+# (CC=clang), whatever make's compiler is; the tests and labs run on Linux.
+clang_fix=$(install "$apt_clang" "clang compiler-rt" xcode "llvm")
+if have clang; then
+    ok "clang: $(clang --version 2>/dev/null | sed -n 1p)"
+elif [ "$os" = Linux ]; then
+    bad "clang (scripts/test.sh and lab.sh check build the tests with it)" "$clang_fix"
+else
+    warn "no clang: make wall runs with $CC; the tests and labs (Linux) need clang: $clang_fix"
+fi
+
+# The tools the scripts and make wall call.
+for t in awk sed grep ps pgrep mktemp tar; do
+    have "$t" && continue
+    case $t in
+    ps | pgrep) pkgs="procps procps-ng" ;;
+    awk) pkgs="mawk gawk" ;;
+    *) pkgs="$t $t" ;;
+    esac
+    bad "$t (the scripts and make wall call it)" "$(install "${pkgs% *}" "${pkgs#* }" xcode "$t")"
+done
 
 asan_fix() {
     case $os in
     Darwin) echo "xcode-select --install   (Apple clang ships the sanitizers)" ;;
     *)
-        if have apt-get; then install "libclang-rt-dev" x x x   # Debian 12 name; Ubuntu ships it with clang
-        elif have dnf; then install x "libasan libubsan libtsan compiler-rt" x x
-        else install "libclang-rt-dev" x x "llvm"; fi ;;
+        if have apt-get; then install "$apt_clang" x x x
+        elif have dnf; then install x "clang compiler-rt libasan libubsan libtsan" x x
+        else install "$apt_clang" x x "llvm"; fi ;;
     esac
 }
 # make's compiler (./server), and clang if present (the CMake builds use it).
@@ -153,6 +190,26 @@ limit() {
 }
 sysctl_n() { sysctl -n "$1" 2>/dev/null; }
 
+# The sysctl line that raises the kernel's file caps to 65536, naming only
+# those below it: macOS sizes kern.maxfiles by memory (245 760 on a 16 GB
+# Mac), and setting it to 65536 there would lower it. When neither is
+# low, the hard ulimit is what stops C10K.
+raise_fd_sysctls() {
+    set_=""
+    for k in kern.maxfiles kern.maxfilesperproc; do
+        v=$(sysctl_n "$k")
+        [ -n "$v" ] && [ "$v" -lt 65536 ] && set_="$set_ $k=65536"
+    done
+    if [ -n "$set_" ]; then
+        w=-w; [ "$os" = FreeBSD ] && w=""
+        echo "${sudo}sysctl $w$set_, then a new terminal"
+    elif [ "$os" = FreeBSD ]; then
+        echo "raise openfiles in /etc/login.conf (then cap_mkdb /etc/login.conf and log in again)"
+    else
+        echo "ulimit -Hn 65536 in the class shell (as root), or a launchd maxfiles limit"
+    fi
+}
+
 soft=$(limit "Max open files" soft); hard=$(limit "Max open files" hard)
 cap=$hard
 if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
@@ -165,8 +222,7 @@ elif [ "$cap" = unlimited ] || [ "$cap" -ge "$min_fds" ]; then
     ok "open files: soft $soft, hard $hard$([ "$cap" != "$hard" ] && echo ", kernel cap $cap") (C10K needs $min_fds; the programs raise their soft limit themselves)"
 else
     case $os in
-    Darwin) fix="${sudo}sysctl -w kern.maxfiles=65536 kern.maxfilesperproc=65536, then a new terminal" ;;
-    FreeBSD) fix="${sudo}sysctl kern.maxfilesperproc=65536 (and raise openfiles in /etc/login.conf)" ;;
+    Darwin | FreeBSD) fix=$(raise_fd_sysctls) ;;
     *) fix="as root: ulimit -Hn 65536 in the class shell, or '*  hard  nofile  65536' in /etc/security/limits.conf and log in again (a container: docker run --ulimit nofile=65536:65536)" ;;
     esac
     bad "open files: hard limit $cap, below $min_fds: the walls of 03, 05, 06 and 07 (10 000 clients) stop with a message" "$fix"

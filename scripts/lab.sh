@@ -1,66 +1,95 @@
 #!/bin/sh
-# lab.sh - the break-it labs (docs/workshop/bugs/), planted so that the diff
-# does not give them away.
+# lab.sh - the break-it labs (docs/workshop/bugs/), planted out of sight.
 #
-#   scripts/lab.sh list           the labs, with their rung
-#   scripts/lab.sh plant NAME     set your work aside and plant bugs/NAME.patch
-#   scripts/lab.sh check [NAME]   build, then run the tests that catch it:
+#   scripts/lab.sh list           the labs (neutral codes, L1 ...), with their rung
+#   scripts/lab.sh plant CODE     set your work aside and plant lab CODE
+#   scripts/lab.sh check [CODE]   build, then run the tests that catch it:
 #                                 exit 1 while they fail, 0 once they pass
-#   scripts/lab.sh reveal [NAME]  the answer, from the facilitator's notes
-#   scripts/lab.sh reset          back to your branch and your own work
+#   scripts/lab.sh diff           your edits since the lab was planted (your fix)
+#   scripts/lab.sh reset          back to your own tree and your own work
 #   scripts/lab.sh status         what is planted, and what was set aside
 #   scripts/lab.sh idle-cpu [RUNG]  build RUNG's ./server-release (default
 #                                 01-blocking), start it with nobody connected,
 #                                 print its CPU share after 3 s, stop it
+# The answer to a lab is the facilitator's to give (docs/workshop/README.md).
 #
-# plant: uncommitted work (edits, new files, a solution applied with
-# git apply) is set aside with `git stash --include-untracked`, and the script
-# says so. The bug is then committed on a branch of its own, ladder-lab, with
-# a neutral message, so `git diff` and `git status` show nothing planted. If
-# the bug does not apply because a workshop solution is committed on your
-# branch (et-one-read on top of the edge-triggered solution), that solution
-# is reverted on ladder-lab first, and the script says so. What it did is
-# kept in the git directory (ladder-lab.state), for reset.
+# Labs have codes, not names: a name would be the answer. A lab's patch,
+# docs/workshop/bugs/CODE.patch, keeps its diff rot13-encoded
+# (scripts/lib/labpatch.sh), so neither a glance at it nor a `git log -p`
+# that shows it reads as the bug.
+#
+# plant: uncommitted work (edits, new files, a solution applied with git
+# apply) is set aside with `git stash --include-untracked` (the entry names
+# the code only), and the script says so. The bug is then applied to the
+# working tree alone, and the files it changes are marked
+# `git update-index --skip-worktree`: git takes them to be as committed and
+# never reads them. So no commit, branch, index entry or stash holds the
+# bug, and git show, git log -p, git log --all -p, git diff, git diff
+# --cached, git stash show -p, git status, git reflog and git branch -a
+# print what they printed before; even `git reset --hard` leaves the lab in
+# place. (`git ls-files -v` marks those files with an S: it names files,
+# not the bug.) If the bug does not apply because a workshop solution is
+# committed on your branch (L16 on top of the edge-triggered solution),
+# that solution is taken out in the working tree too, out of sight in the
+# same way, and the script says so. What it did is kept in the git
+# directory (ladder-lab.state), for diff and reset.
+#
+# While a lab is planted, git shows no edit to those files, your fix
+# included: `lab.sh diff` shows everything you changed since plant.
 #
 # check: configures build/dev (ASan + UBSan) when needed and always builds
 # the rungs and the test driver before running ctest, so what it tests is
 # the tree as it is now, your latest edit included.
 #
 # reset: your edits made during the lab (your fix) are saved as a diff in the
-# git directory (its path is printed), the tree goes back to your branch, the
-# ladder-lab branch is deleted and the work set aside is put back.
+# git directory (its path is printed), the planted files go back to your
+# branch's and are read by git again, and the work set aside is put back.
+# Commits you made meanwhile stay.
 #
 # POSIX sh (runs under dash, posh, and macOS's /bin/sh); needs git, and cmake
 # and a C compiler for check.
 set -u
 
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+usage() { sed -n '2,/^# The answer to a lab/p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "lab.sh: $*" >&2; exit 2; }
 
 cd "$(dirname "$0")/.." || exit 2
 root=$(pwd)
 bugs=$root/docs/workshop/bugs
 solutions=$root/docs/workshop/solutions
-BRANCH=ladder-lab
-MESSAGE="Lab exercise"
+. "$root/scripts/lib/labpatch.sh"
 
 command -v git >/dev/null 2>&1 || die "git is missing (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install)"
 git rev-parse --git-dir >/dev/null 2>&1 || die "$root is not a git clone: the labs need git to set work aside and restore it"
 gitdir=$(cd "$(git rev-parse --git-dir)" && pwd)
 state=$gitdir/ladder-lab.state
+scratch=""
+trap '[ -z "$scratch" ] || rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM
 
-# A commit needs an identity; a fresh classroom machine may have none.
-git_() { git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" \
-    -c advice.detachedHead=false "$@"; }
+# A stash needs an identity; a fresh classroom machine may have none.
+git_() {
+    git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"
+}
 
 get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 patch_of() { echo "$bugs/$1.patch"; }
 known() { [ -n "$1" ] && [ -f "$(patch_of "$1")" ] && case $1 in */* | .*) false ;; *) true ;; esac; }
-need_known() { known "$1" || die "no lab named '$1' (lab.sh list)"; }
+need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
+# A scratch folder in the git directory, removed on the way out; made before
+# any command substitution needs it (a subshell's would outlive its trap).
+scratch_dir() {
+    [ -n "$scratch" ] || scratch=$(mktemp -d "$gitdir/ladder-lab.XXXXXX") || die "mktemp failed"
+}
+# plain CODE: the path of the lab's patch as git apply reads it.
+plain() { lab_patch_decode "$(patch_of "$1")" >"$scratch/$1.patch" && echo "$scratch/$1.patch"; }
 
 # Words of the patch's "Caught-by:" line (before its diff).
-caught_by() { awk '/^diff --git /{exit} $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' "$(patch_of "$1")"; }
-# The rung in the patch's title line: "Bug lab: ... (07-epoll)."
+caught_by() {
+    awk '/^(diff|qvss) --(git|tvg) /{exit} $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' \
+        "$(patch_of "$1")"
+}
+# The rung in the patch's title line: "Break-it lab L1 (05-poll)."
 rung_of() { sed -n '1s/.*(\([^)]*\))\.*$/\1/p' "$(patch_of "$1")"; }
 
 # Column N of the lab's row in the student sheet (bugs/README.md): 5 is
@@ -87,64 +116,76 @@ solutions_in_tree() {
 # ---- plant ----------------------------------------------------------------
 
 cmd_plant() {
-    name=$1
-    need_known "$name"
-    [ -f "$state" ] && die "lab '$(get name)' is planted; run 'scripts/lab.sh reset' before planting another"
+    code=$1
+    need_known "$code"
+    [ -f "$state" ] &&
+        die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
     for f in MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD rebase-merge rebase-apply; do
         [ -e "$gitdir/$f" ] && die "a git merge, rebase or cherry-pick is in progress: finish or abort it first"
     done
-    git rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null &&
-        die "a branch $BRANCH exists but no lab is recorded; look at it, then: git branch -D $BRANCH"
-    orig=$(git symbolic-ref -q --short HEAD) || orig=""
-    orig_commit=$(git rev-parse HEAD) || die "this clone has no commit"
+    [ -z "$(git ls-files -v | awk '$1 == "S" || $1 ~ /^[a-z]$/')" ] ||
+        die "some files are marked skip-worktree or assume-unchanged (git ls-files -v): clear them"
+    head_commit=$(git rev-parse HEAD) || die "this clone has no commit"
+    patch=$(plain "$code") || die "cannot read $(patch_of "$code")"
     stash=""
     if dirty; then
         applied=$(solutions_in_tree worktree | tr '\n' ' ')
-        git_ stash push -q --include-untracked -m "lab.sh: work set aside while lab $name is planted" ||
-            die "git stash failed: nothing was changed; commit or clean your work by hand and plant again"
+        entry="lab.sh: work set aside while lab $code is planted"
+        git_ stash push -q --include-untracked -m "$entry" ||
+            die "git stash failed: nothing was changed; commit or clean your work and plant again"
         stash=$(git rev-parse -q --verify refs/stash)
-        echo "Your uncommitted work is set aside (git stash, entry \"lab.sh: work set aside while lab $name is planted\")."
-        [ -n "$applied" ] && echo "  It includes the applied solution(s): $applied- set aside too, so the lab starts from the rung as it is."
+        echo "Your uncommitted work is set aside (git stash, entry \"$entry\")."
+        [ -n "$applied" ] && echo "  It includes the applied solution(s): $applied- set aside too," \
+            "so the lab starts from the rung as it is."
         echo "  'scripts/lab.sh reset' puts it back."
     fi
     {
-        echo "name=$name"
-        echo "orig=$orig"
-        echo "orig_commit=$orig_commit"
+        echo "code=$code"
+        echo "head=$head_commit"
         echo "stash=$stash"
     } >"$state"
-    if ! git_ checkout -q -b "$BRANCH"; then
-        undo_plant
-        die "could not create the branch $BRANCH; nothing is planted"
-    fi
-    patch=$(patch_of "$name")
     if ! git apply --check "$patch" >/dev/null 2>&1; then
-        # A solution committed on the branch may be in the way (et-one-read
-        # changes code that edge-triggered.patch removes).
+        # A solution committed on the branch may be in the way (L16 changes
+        # code that edge-triggered.patch removes).
         for s in $(solutions_in_tree cached); do
-            if git apply -R --index "$solutions/$s.patch" 2>/dev/null &&
-                git_ commit -q -m "$MESSAGE (base)" && git apply --check "$patch" >/dev/null 2>&1; then
-                echo "Your branch carries the $s solution; it is taken out on the lab branch, which starts from the rung without it."
-                break
+            if git apply -R "$solutions/$s.patch" 2>/dev/null; then
+                if git apply --check "$patch" >/dev/null 2>&1; then
+                    echo "Your branch carries the $s solution; it is taken out for the lab," \
+                        "which starts from the rung without it."
+                    break
+                fi
+                git apply "$solutions/$s.patch"
             fi
         done
     fi
-    if ! git apply --index "$patch" 2>/dev/null || ! git_ commit -q -m "$MESSAGE"; then
+    if ! git apply "$patch" 2>/dev/null; then
         undo_plant
-        die "docs/workshop/bugs/$name.patch does not apply to your branch (it changes $(rung_of "$name"); has your branch changed it?); nothing is planted and your work is back"
+        die "lab $code does not apply to your branch (it changes $(rung_of "$code");" \
+            "has your branch changed it?); nothing is planted and your work is back"
     fi
-    echo "Lab '$name' is planted in $(rung_of "$name") (on the branch $BRANCH; git diff shows nothing)."
-    echo "  What you will see: $(sheet_column "$name" 5)"
-    echo "  Next: scripts/lab.sh check    (builds, then runs the tests that catch it; red until you fix it)"
+    hide_planted
+    echo "Lab $code is planted in $(rung_of "$code") (git diff and git status show nothing of it)."
+    echo "  What you will see: $(sheet_column "$code" 5)"
+    echo "  Next: scripts/lab.sh check    (builds, then runs the tests that catch it;" \
+        "red until you fix it)"
 }
 
-# Back to where plant started, with the work set aside restored.
+# The files plant changed: recorded with the planted content (a blob in the
+# object store, for diff and reset), then marked skip-worktree.
+hide_planted() {
+    git diff --name-only | while IFS= read -r f; do
+        echo "file=$(git hash-object -w -- "$f") $f"
+    done >>"$state"
+    planted_files | while IFS= read -r f; do git update-index --skip-worktree -- "$f"; done
+}
+planted_files() { sed -n 's/^file=[^ ]* //p' "$state"; }
+
+# Back to where plant started: the planted files as committed and read by
+# git again, and the work set aside restored.
 undo_plant() {
-    o=$(get orig); oc=$(get orig_commit); s=$(get stash)
+    planted_files | while IFS= read -r f; do git update-index --no-skip-worktree -- "$f"; done
     git_ reset -q --hard 2>/dev/null
-    if [ -n "$o" ]; then git_ checkout -q -f "$o"; else git_ checkout -q -f --detach "$oc"; fi
-    git rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null && git_ branch -q -D "$BRANCH"
-    restore_stash "$s"
+    restore_stash "$(get stash)"
     rm -f "$state"
 }
 
@@ -160,22 +201,45 @@ restore_stash() {
     echo "Your set-aside work is back."
 }
 
-# ---- reset ----------------------------------------------------------------
+# ---- diff and reset ---------------------------------------------------------
+
+# lab_edits: what changed since plant, as a diff against the planted tree
+# (HEAD with the planted files as planted), then the files git does not
+# track that are new. Read through an index of its own, which has no
+# skip-worktree marks.
+lab_edits() {
+    idx=$scratch/index
+    GIT_INDEX_FILE=$idx git read-tree HEAD || return 1
+    sed -n 's/^file=//p' "$state" | while read -r blob f; do
+        GIT_INDEX_FILE=$idx git update-index --cacheinfo "100644,$blob,$f"
+    done
+    GIT_INDEX_FILE=$idx git diff
+    git ls-files --others --exclude-standard | sed 's/^/new file, not tracked: /'
+}
+
+cmd_diff() {
+    [ -f "$state" ] || { echo "No lab is planted: git diff shows your edits."; return 0; }
+    lab_edits
+}
 
 cmd_reset() {
     if [ ! -f "$state" ]; then
         echo "No lab is planted; nothing to reset."
         return 0
     fi
-    name=$(get name)
-    if dirty; then
-        fix=$gitdir/ladder-lab-$name.diff
-        { git diff HEAD; git ls-files --others --exclude-standard; } >"$fix"
+    code=$(get code)
+    fix=$gitdir/ladder-lab-$code.diff
+    lab_edits >"$fix" 2>/dev/null
+    if [ -s "$fix" ]; then
         echo "Your edits made during the lab are saved in $fix"
+    else
+        rm -f "$fix"
     fi
-    tip=$(git rev-parse -q --verify "refs/heads/$BRANCH")
+    [ "$(git rev-parse HEAD)" = "$(get head)" ] ||
+        echo "(Your branch has moved since the lab was planted; its commits stay.)"
     undo_plant || exit 1
-    echo "Lab '$name' is taken out (the lab branch was at ${tip:-?}); you are back on $(git symbolic-ref -q --short HEAD || git rev-parse --short HEAD)."
+    branch=$(git symbolic-ref -q --short HEAD | sed 's/^/ (/; s/$/)/')
+    echo "Lab $code is taken out; your tree is as your branch has it$branch."
 }
 
 # ---- check ----------------------------------------------------------------
@@ -205,11 +269,11 @@ build_for() { # rung...
 }
 
 cmd_check() {
-    name=${1:-$(get name)}
-    [ -n "$name" ] || die "no lab is planted; name one: lab.sh check NAME"
-    need_known "$name"
-    tests=$(caught_by "$name")
-    [ -n "$tests" ] || die "$name.patch names no Caught-by: tests"
+    code=${1:-$(get code)}
+    [ -n "$code" ] || die "no lab is planted; name one: lab.sh check CODE"
+    need_known "$code"
+    tests=$(caught_by "$code")
+    [ -n "$tests" ] || die "$code.patch names no Caught-by: tests"
     rungs=$(for t in $tests; do echo "${t%%:*}"; done | sort -u | tr '\n' ' ')
     # shellcheck disable=SC2086 # a list of targets
     build_for $rungs
@@ -228,7 +292,7 @@ cmd_check() {
         die "ctest did not run the $n tests (see above)"
     fi
     if [ $rc -eq 0 ]; then
-        echo "GREEN: every test that catches '$name' passes against the code as it is now."
+        echo "GREEN: every test that catches lab $code passes against the code as it is now."
         return 0
     fi
     echo "RED: the tests above fail against the code as it is now; each one printed what it saw:"
@@ -238,21 +302,32 @@ cmd_check() {
 
 # ---- reveal, list, status ---------------------------------------------------
 
+# The facilitator's step, once a pair has a fix (or for the wrap-up): the
+# answer from bugs/ANSWERS.md and the planted diff. It asks for
+# --facilitator so that no student meets the answer by trying the commands
+# of the usage; it is a gate against accidents, not a lock.
 cmd_reveal() {
-    name=${1:-$(get name)}
-    [ -n "$name" ] || die "name the lab: lab.sh reveal NAME"
-    need_known "$name"
-    awk -v head="### \`$name\`" 'index($0, head) == 1 { on = 1; print; next }
+    if [ "${1:-}" != --facilitator ]; then
+        echo "The answer is the facilitator's to give: ask them once your fix is green." >&2
+        exit 2
+    fi
+    code=${2:-$(get code)}
+    [ -n "$code" ] || die "name the lab: lab.sh reveal --facilitator CODE"
+    need_known "$code"
+    awk -v head="### \`$code\` " 'index($0, head) == 1 { on = 1; print; next }
         on && /^### / { exit } on { print }' "$bugs/ANSWERS.md"
     echo
-    echo "The planted change (docs/workshop/bugs/$name.patch):"
-    awk 'found || /^diff --git /{found = 1; print}' "$(patch_of "$name")"
+    echo "The planted change (docs/workshop/bugs/$code.patch, decoded):"
+    awk 'found || /^diff --git /{found = 1; print}' "$(plain "$code")"
 }
 
+# The codes in their order (L1, L2, ... L10), each with its rung.
 cmd_list() {
     for p in "$bugs"/*.patch; do
         n=$(basename "$p" .patch)
-        printf '  %-20s %s\n' "$n" "$(rung_of "$n")"
+        printf '%s %s\n' "$(echo "$n" | tr -cd '0-9')" "$n"
+    done | sort -n | while read -r _ n; do
+        printf '  %-5s %s\n' "$n" "$(rung_of "$n")"
     done
 }
 
@@ -260,8 +335,8 @@ cmd_status() {
     if [ ! -f "$state" ]; then
         echo "No lab is planted."
     else
-        from=$(get orig); [ -n "$from" ] || from=$(get orig_commit)
-        echo "Lab '$(get name)' is planted on the branch $BRANCH (made from $from)."
+        echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)"));" \
+            "'lab.sh diff' shows your edits since."
         if [ -n "$(get stash)" ]; then echo "  Your work is set aside in git stash ($(get stash))."; fi
     fi
 }
@@ -300,11 +375,16 @@ cmd_idle_cpu() {
     echo "  server stopped."
 }
 
+case ${1:-} in plant | diff | reset | reveal) scratch_dir ;; esac
 case ${1:-} in
 idle-cpu) [ $# -le 2 ] || die "usage: lab.sh idle-cpu [RUNG]"; cmd_idle_cpu "${2:-}" ;;
-plant) [ $# -eq 2 ] || die "usage: lab.sh plant NAME (lab.sh list)"; cmd_plant "$2" ;;
-check) [ $# -le 2 ] || die "usage: lab.sh check [NAME]"; cmd_check "${2:-}" ;;
-reveal) [ $# -le 2 ] || die "usage: lab.sh reveal [NAME]"; cmd_reveal "${2:-}" ;;
+plant) [ $# -eq 2 ] || die "usage: lab.sh plant CODE (lab.sh list)"; cmd_plant "$2" ;;
+check) [ $# -le 2 ] || die "usage: lab.sh check [CODE]"; cmd_check "${2:-}" ;;
+diff) cmd_diff ;;
+reveal)
+    [ $# -le 3 ] || die "usage: lab.sh reveal --facilitator [CODE]"
+    cmd_reveal "${2:-}" "${3:-}"
+    ;;
 reset) cmd_reset ;;
 list) cmd_list ;;
 status) cmd_status ;;

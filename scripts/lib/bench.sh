@@ -85,7 +85,13 @@ allowed_cpus() {
         list=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*: *//p')
         [ -n "$list" ] || list=$(cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
         ;;
-    cpuset) list=$(cpuset -g -p $$ 2>/dev/null | sed -n 's/.*mask: *//p' | tr -d ' ') ;;
+    cpuset)
+        # FreeBSD prints two lines, "pid N mask: 0, 1" and "pid N domain
+        # policy: first-touch mask: 0" (the memory domains): only the first
+        # is the CPUs.
+        list=$(cpuset -g -p $$ 2>/dev/null |
+            awk '$1 == "pid" && $3 == "mask:" { sub(/^[^:]*: */, ""); gsub(/ /, ""); print; exit }')
+        ;;
     esac
     [ -n "$list" ] || list="0-$(($(cpu_count) - 1))"
     awk -v l="$list" 'BEGIN {

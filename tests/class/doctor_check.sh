@@ -1,7 +1,7 @@
 #!/bin/sh
 # doctor_check.sh CASE: scripts/doctor.sh on this machine, as it is (ready)
-# and made to lack something (no-compiler, low-fds). Each case checks the
-# exit status and the line that names the problem.
+# and made to lack something (no-compiler, no-clang, low-fds). Each case
+# checks the exit status and the line that names the problem.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 doctor=scripts/doctor.sh
@@ -26,12 +26,30 @@ ready)
 no-compiler)
     # A PATH with the tools doctor.sh itself uses, but no cc, gcc or clang.
     mkdir "$tmp/bin"
-    for t in sh uname sed awk id cat mktemp rm tr printf git make cmake sysctl nc apt-get dnf; do
+    for t in sh uname sed awk grep ps pgrep tar id cat mktemp rm tr printf git make cmake sysctl nc \
+        apt-get dnf; do
         p=$(command -v "$t" 2>/dev/null) && ln -s "$p" "$tmp/bin/$t"
     done
     run 1 '^MISSING  a C compiler' PATH="$tmp/bin" CC=cc ;;
+no-clang)
+    # Every command of this machine's PATH but clang (cc stays): make wall
+    # would run, scripts/test.sh and lab.sh check would not, so on Linux
+    # the class cannot.
+    [ "$(uname -s)" = Linux ] || { echo "skipped: off Linux a missing clang is a warning"; exit 77; }
+    mkdir "$tmp/bin"
+    IFS=:
+    for d in $PATH; do
+        for p in "$d"/*; do
+            t=${p##*/}
+            case $t in clang | clang-[0-9]* | clang++*) continue ;; esac
+            [ -x "$p" ] && [ ! -e "$tmp/bin/$t" ] && ln -s "$p" "$tmp/bin/$t"
+        done
+    done
+    unset IFS
+    command -v cc >/dev/null 2>&1 || { echo "skipped: no cc here besides clang"; exit 77; }
+    run 1 '^MISSING  clang' PATH="$tmp/bin" CC=cc ;;
 low-fds)
     # More descriptors than any machine allows: the open-file check must fail.
     run 1 '^MISSING  open files: hard limit' DOCTOR_MIN_FDS=1000000000 ;;
-*) echo "usage: doctor_check.sh ready|no-compiler|low-fds" >&2; exit 2 ;;
+*) echo "usage: doctor_check.sh ready|no-compiler|no-clang|low-fds" >&2; exit 2 ;;
 esac

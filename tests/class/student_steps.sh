@@ -4,16 +4,18 @@
 # passes against a stale build (the binary of before the edit, the
 # `git apply` or the `git apply -R`) fails this test.
 #
-# The rung is 05-poll and the breakage is the write-interest bug (every
-# connection asks for POLLOUT): its test, 05-poll:idle-does-not-block, takes
+# The rung is 05-poll and the breakage is lab L1's bug (every connection
+# asks for POLLOUT): its test, 05-poll:idle-does-not-block, takes
 # seconds, and it is exactly the kind of edit a student makes by hand.
-#   1. a fresh clone: `scripts/lab.sh check write-interest` configures the
+#   1. a fresh clone: `scripts/lab.sh check L1` configures the
 #      build itself and goes GREEN
 #   2. the student's edit that breaks it: the next check goes RED
 #   3. the edit undone with git checkout: GREEN
 #   4. the lab's patch with git apply: RED; git apply -R: GREEN
 #   5. the lab planted with lab.sh plant: RED, hidden from git diff; lab.sh
 #      reset: GREEN, the tree clean and the student's set-aside edit back
+# (tests/class/lab_secrecy.sh plants every lab and runs the git commands a
+# curious student tries.)
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,7 +43,7 @@ g init -q && g add -A && g commit -qm "fresh clone" || exit 2
 # expect_check red|green WHAT: run the lab check as a student would.
 expect_check() {
     want=$1; shift
-    sh scripts/lab.sh check write-interest >"$tmp/check.log" 2>&1
+    sh scripts/lab.sh check L1 >"$tmp/check.log" 2>&1
     rc=$?
     case "$want:$rc" in
     green:0 | red:1) ok "$*: check went $want" ;;
@@ -69,14 +71,16 @@ git checkout -q 05-poll/main.c
 expect_check green "after git checkout"
 
 step "4. the lab as a patch: git apply, then git apply -R"
-git apply docs/workshop/bugs/write-interest.patch || fail "git apply"
+. scripts/lib/labpatch.sh
+lab_patch_decode docs/workshop/bugs/L1.patch >"$tmp/L1.patch"
+git apply "$tmp/L1.patch" || fail "git apply"
 expect_check red "after git apply"
-git apply -R docs/workshop/bugs/write-interest.patch || fail "git apply -R"
+git apply -R "$tmp/L1.patch" || fail "git apply -R"
 expect_check green "after git apply -R"
 
 step "5. lab.sh plant over a student's uncommitted edit, then reset"
 echo "/* the student's note */" >>05-poll/README.md
-sh scripts/lab.sh plant write-interest >"$tmp/plant.log" 2>&1 || { cat "$tmp/plant.log"; fail "plant"; }
+sh scripts/lab.sh plant L1 >"$tmp/plant.log" 2>&1 || { cat "$tmp/plant.log"; fail "plant"; }
 grep -q 'set aside' "$tmp/plant.log" && ok "plant said it set the edit aside" || fail "plant did not say it set the edit aside"
 [ -z "$(git status --porcelain)" ] && ok "git status shows nothing planted" || fail "git status shows the plant: $(git status --porcelain)"
 git diff --quiet HEAD && ok "git diff shows nothing" || fail "git diff shows the bug"
@@ -84,7 +88,8 @@ expect_check red "lab planted"
 sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1 || { cat "$tmp/reset.log"; fail "reset"; }
 [ "$(git status --porcelain)" = " M 05-poll/README.md" ] && ok "reset: only the student's own edit is left" ||
     fail "after reset: $(git status --porcelain | tr '\n' ' ')"
-[ "$(git rev-parse --abbrev-ref HEAD)" != ladder-lab ] && ok "reset: back on the student's branch" || fail "still on ladder-lab"
+[ -z "$(git ls-files -v | grep '^S')" ] && ok "reset: git reads every file again" ||
+    fail "reset left files marked skip-worktree: $(git ls-files -v | grep '^S' | tr '\n' ' ')"
 expect_check green "after reset"
 
 echo
