@@ -406,7 +406,8 @@ int main(int argc, char **argv)
             if (data == ON_ACCEPT)
                 on_accepted(res, flags);
             else if (data > ON_STOP)
-                on_completion((conn_t *)(uintptr_t)(data & ~(uint64_t)7), (int)(data & 7), res, flags);
+                on_completion((conn_t *)(uintptr_t)(data & ~(uint64_t)7), (int)(data & 7), res,
+                              flags);
         }
         if (!accepting && ms_until_accept_retry() == 0 && !client_queued())
             accept_failed(EAGAIN); /* paused, and nobody waits: the episode is over */

@@ -91,7 +91,8 @@ static inline bool ring_supports(const ring_t *r, const int *ops, int n)
 {
     size_t len = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
     struct io_uring_probe *probe = calloc(1, len);
-    bool ok = probe && syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
+    bool ok = probe &&
+              syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
     for (int i = 0; ok && i < n; i++)
         ok = ops[i] <= probe->last_op && (probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
     free(probe);
@@ -186,7 +187,8 @@ static inline int pool_open(ring_t *r, buffer_pool_t *b, unsigned count, unsigne
 {
     *b = (buffer_pool_t){.count = count, .size = size,
                          .ring_len = count * sizeof(struct io_uring_buf)};
-    void *ring = mmap(NULL, b->ring_len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    void *ring = mmap(NULL, b->ring_len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE,
+                      -1, 0);
     b->ring = ring == MAP_FAILED ? NULL : ring;
     b->memory = malloc((size_t)count * size);
     if (!b->ring || !b->memory)
