@@ -39,7 +39,7 @@
 #include <poll.h>
 
 #define BUF_SIZE 2048  /* one provided buffer: what one receive completion carries */
-#define POOL_BUFS 1024  /* the pool, shared by all (a power of two); empty: ENOBUFS */
+#define POOL_BUFS 1024 /* the pool, shared by all (a power of two); empty: ENOBUFS */
 #define POOL_GROUP 0
 #define EXIT_NO_IO_URING 3 /* documented: "skipped: io_uring unavailable" */
 
