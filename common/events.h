@@ -19,6 +19,12 @@
 
 static void watch_listener(bool on); /* each event rung defines it */
 
+/* The state of one loop. Empty for 04-08, which have one loop; 09 runs a
+ * loop per thread and makes it _Thread_local (reuseport.h). */
+#ifndef LOOP_LOCAL
+#define LOOP_LOCAL
+#endif
+
 /* On a non-blocking socket these mean "not now", never "this peer failed". */
 static inline bool is_transient(int err)
 {
@@ -81,7 +87,7 @@ static inline void *new_fd_table(size_t slot_size, long *slots, long most, bool 
  */
 static inline bool refuse_past(int fd, long slots, const char *table)
 {
-    static bool logged; /* until an fd fits again */
+    static LOOP_LOCAL bool logged; /* until an fd fits again */
     if (fd < slots)
         return logged = false;
     if (!logged)
@@ -109,7 +115,7 @@ static inline bool refuse_past(int fd, long slots, const char *table)
  * watching the listener again would wait for a client that never comes,
  * and the next episode would go unlogged.)
  */
-static struct {
+static LOOP_LOCAL struct {
     bool paused;        /* the listener is not watched */
     bool logged;        /* this episode's line is out */
     long long retry_ms; /* when to try again, in monotonic_ms() */

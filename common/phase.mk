@@ -16,12 +16,12 @@ SAN           = -fsanitize=address,undefined -fno-sanitize-recover=all
 WARN          = -std=c11 -Wall -Wextra -Werror
 DEV_CFLAGS    = $(WARN) -g -O1 -fno-omit-frame-pointer $(SAN)
 RELEASE_FLAGS = $(WARN) -O2
-PHASE_CPPFLAGS = -I../common $(SHIM_CPPFLAGS)
+PHASE_CPPFLAGS = -I$(UP)../common $(SHIM_CPPFLAGS)
 
-server: main.c ../common/net.h ../common/blocking.h ../common/events.h $(EXTRA_DEPS)
+server: main.c $(UP)../common/net.h $(UP)../common/blocking.h $(UP)../common/events.h $(EXTRA_DEPS)
 	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(DEV_CFLAGS) $(CFLAGS) -o server main.c $(SAN) $(LDFLAGS) $(LDLIBS)
 
-server-release: main.c ../common/net.h ../common/blocking.h ../common/events.h $(EXTRA_DEPS)
+server-release: main.c $(UP)../common/net.h $(UP)../common/blocking.h $(UP)../common/events.h $(EXTRA_DEPS)
 	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o server-release main.c $(LDFLAGS) $(LDLIBS)
 
 # wall.sh is POSIX sh; WALL_SH picks the shell that runs it (the tests run it
@@ -29,7 +29,7 @@ server-release: main.c ../common/net.h ../common/blocking.h ../common/events.h $
 WALL_SH       = sh
 
 wall: server-release
-	CC="$(CC)" $(WALL_SH) ../common/wall.sh
+	CC="$(CC)" $(WALL_SH) $(UP)../common/wall.sh
 
 clean:
 	rm -f server server-release

@@ -27,7 +27,8 @@ set -u
 
 rung=$(basename "$(pwd)")
 case $rung in
-0[1-7]-*) ;;
+0[1-7]-*) top=.. ;;
+0[89]-*) top=../.. ;; # beyond/08-io_uring, beyond/09-reuseport
 *) echo "wall.sh: run it from a phase folder (make wall)" >&2; exit 2 ;;
 esac
 [ -x ./server-release ] || { echo "wall.sh: ./server-release missing; run make wall" >&2; exit 2; }
@@ -212,28 +213,28 @@ build_loadgen() {
     elif printf '#include <sys/types.h>\n#include <sys/event.h>\n' | $CC -E -x c - >/dev/null 2>&1; then
         loop=kqueue
     elif [ "$os" = Linux ]; then
-        loop=kqueue; shim="-idirafter ../06-kqueue/linux-shim"
+        loop=kqueue; shim="-idirafter $top/06-kqueue/linux-shim"
     else
         loop=poll
     fi
-    LOADGEN=../build/wall/loadgen${shim:+-shim}
+    LOADGEN=$top/build/wall/loadgen${shim:+-shim}
     if [ -x "$LOADGEN" ] &&
-        [ -z "$(find ../clients ../06-kqueue/linux-shim -newer "$LOADGEN" \( -name '*.c' -o -name '*.h' \) 2>/dev/null)" ]; then
+        [ -z "$(find $top/clients $top/06-kqueue/linux-shim -newer "$LOADGEN" \( -name '*.c' -o -name '*.h' \) 2>/dev/null)" ]; then
         return 0
     fi
     set --
-    for f in ../clients/*.c; do
+    for f in $top/clients/*.c; do
         case $f in
         */loop_*.c) ;;                      # one backend, chosen above
         */loadgen.c) set -- ${1+"$@"} "$f" ;;
         *) grep -q "^int main(" "$f" || set -- ${1+"$@"} "$f" ;; # not another program
         esac
     done
-    mkdir -p ../build/wall || fail "cannot create ../build/wall"
+    mkdir -p $top/build/wall || fail "cannot create $top/build/wall"
     echo "building the load client ($loop event loop${shim:+, through the kqueue shim}): $LOADGEN"
     # shellcheck disable=SC2086 # CFLAGS/LDFLAGS are lists of flags
     $CC -std=c11 -O2 -Wall -Wextra -Werror ${CFLAGS:-} $shim -o "$LOADGEN" ${1+"$@"} \
-        "../clients/loop_$loop.c" ${LDFLAGS:-} -lm -pthread || fail "the load client did not build"
+        "$top/clients/loop_$loop.c" ${LDFLAGS:-} -lm -pthread || fail "the load client did not build"
 }
 
 # --- pinning and what this system can show ---------------------------------
@@ -271,9 +272,9 @@ start_server() {
     how=$1; shift
     : >"$tmp/out"
     if [ "$how" = pinned ] && [ -n "$pin_cpu" ]; then
-        taskset -c "$pin_cpu" ./server-release -p 0 ${1+"$@"} >"$tmp/out" 2>"$tmp/err" & # linux-only
+        taskset -c "$pin_cpu" ${server_bin:-./server-release} -p 0 ${1+"$@"} >"$tmp/out" 2>"$tmp/err" & # linux-only
     else
-        ./server-release -p 0 ${1+"$@"} >"$tmp/out" 2>"$tmp/err" &
+        ${server_bin:-./server-release} -p 0 ${1+"$@"} >"$tmp/out" 2>"$tmp/err" &
     fi
     server_pid=$!
     i=0
@@ -675,6 +676,83 @@ demo_flat() {
     accept_queue_note
 }
 
+# --- beyond the ladder (beyond/) ---------------------------------------------
+
+# per_message LABEL: one line from the last c10k run, its server CPU per echo.
+per_message() {
+    msgs=$(key msgs); scpu=$(key server_cpu_ms)
+    need "$msgs" "message count"
+    if [ -n "$scpu" ]; then
+        cost="$(calc "$scpu * 1000 / ($msgs + 0.000001)") µs of server CPU per echo"
+    else
+        cost="server CPU not read on this path"
+    fi
+    say "  $1 $(key msgs_per_s) echoes/s of the offered $rate, p50 $(key rtt_p50_us) µs," \
+        "     p99 $(key rtt_p99_us) µs; $cost"
+}
+
+# syscalls_per_message LABEL: strace -c over a second of the same load, if
+# strace is here and may trace the server.
+syscalls_per_message() {
+    if ! command -v strace >/dev/null 2>&1 || [ $linux = no ]; then
+        say "  $1 system calls per echo: not measured (strace is not installed)"; return 0
+    fi
+    strace -c -f -p "$server_pid" -o "$tmp/strace" 2>/dev/null &
+    tracer=$!
+    sleep 0.5
+    loadgen c10k -n 1000 --rate "$rate" --duration 2
+    kill -INT "$tracer" 2>/dev/null; wait "$tracer" 2>/dev/null
+    calls=$(awk '$NF == "total" { print $4; exit }' "$tmp/strace" 2>/dev/null)
+    if is_number "$calls" && [ -n "$(key msgs)" ]; then
+        say "  $1 $(calc "$calls / ($(key msgs) + 0.000001)") system calls per echo (strace -c -f)"
+    else
+        say "  $1 system calls per echo: not measured (strace could not trace the server)"
+    fi
+}
+
+demo_08() {
+    rate=20000
+    need_fds 1100
+    say "08-io_uring: the same echo as 07, requests and completions instead of readiness." \
+        "1000 clients, $rate messages per second in all (open loop), against 07-epoll and 08."
+    make -s -C $top/07-epoll server-release CC="$CC" >/dev/null || fail "07-epoll did not build"
+    for which in 07 08; do
+        server_bin=./server-release
+        [ $which = 07 ] && server_bin=$top/07-epoll/server-release
+        start_server free
+        loadgen c10k -n 1000 --rate "$rate" --duration 3 $(server_pid_opt)
+        per_message "$which:"
+        syscalls_per_message "$which:"
+        stop_server
+    done
+    server_bin=""
+    linux_only "server CPU per echo"
+    say "  expect: both keep up at about the same CPU per echo: the socket work in the kernel is" \
+        "  the same. What changes is the system calls: 07 makes a read(), a write() and a share" \
+        "  of an epoll_wait() per echo (about 3-5), 08 one io_uring_enter() per turn for all the" \
+        "  turn's requests (well under 1 per echo once turns batch several messages)."
+}
+
+demo_09() {
+    need_fds 10100
+    say "09-reuseport: 07's loop once per CPU, each with its own listener on the port." \
+        "10 000 clients at once for 2 s; then each loop says how many it took (-v, at exit)."
+    start_server free -v
+    ports_before 10000
+    loadgen c10k -n 10000 --duration 2 $(server_pid_opt)
+    ports_after 10000
+    stop_server
+    say "" "  served $(key served) of $(key requested), lost $(key lost), corrupt $(key corrupt);" \
+        "  $(key msgs_per_s) echoes per second; server CPU $(key server_cpu_pct)% of one core"
+    grep 'loop [0-9]*: [0-9]* connections' "$tmp/err" | sed 's/^[^:]*: /  /'
+    say "  expect: one line per online CPU, the counts close to 10 000 / loops: the kernel" \
+        "  hashes each connection's addresses and ports to one listener. On 2 cores the load" \
+        "  client takes one of them, so the echo rate is the client's, not the loops'."
+    walls "SO_REUSEPORT spreads connections on Linux (3.9+)" \
+        "FreeBSD: SO_REUSEPORT_LB (12.0+); plain SO_REUSEPORT does not spread" \
+        "macOS: SO_REUSEPORT binds but does not spread: one listener gets them"
+}
+
 build_loadgen
 echo
 case $rung in
@@ -685,6 +763,8 @@ case $rung in
 05-*) demo_05 ;;
 06-*) demo_flat "kevent()" ;;
 07-*) demo_flat "epoll_wait()" ;;
+08-*) demo_08 ;;
+09-*) demo_09 ;;
 esac
 stop_server
 echo

@@ -132,6 +132,7 @@ touched_rungs() {
     body "$1" | sed -n 's#^diff --git a/\([^ ]*\) b/.*#\1#p' | while read -r path; do
         case "$path" in
         [0-9][0-9]-*/*) echo "${path%%/*}" ;;
+        beyond/[0-9][0-9]-*/*) p=${path#beyond/}; echo "beyond/${p%%/*}" ;;
         common/*) printf '%s\n' $ALL_RUNGS ;;
         esac
     done | sort -u
@@ -413,18 +414,19 @@ prepare_patch() {
     # own, such as reuseport's new listener option, is built into every rung
     # above, warnings as errors, but tested where it is used.)
     local quiet serial alone test_rungs
-    test_rungs=$(body "$patch" | sed -n 's#^diff --git a/\([0-9][0-9]-[^/ ]*\)/.*#\1#p' | sort -u)
+    test_rungs=$(body "$patch" |
+        sed -n 's#^diff --git a/\(\(beyond/\)\{0,1\}[0-9][0-9]-[^/ ]*\)/.*#\1#p' | sort -u)
     [ -n "$test_rungs" ] || test_rungs=$rungs
     quiet=" $(listed_tests LADDER_QUIET_TESTS | tr '\n' ' ') "
     serial=" $(listed_tests LADDER_SERIAL_TESTS | tr '\n' ' ') "
     for r in $test_rungs; do
         for t in $all; do
-            grep -qxF -- "$r:$t" "$plan/changes" && continue
+            grep -qxF -- "${r#beyond/}:$t" "$plan/changes" && continue
             alone=no
             case "$quiet" in *" $t "*) alone=quiet ;; esac
             case "$serial" in *" $t "*) alone=yes ;; esac
             case $t in signal-storm) ;; *storm*) alone=yes ;; esac
-            queue "$plan" "$r:$t" $alone "$scratch/bin/echo_tests" "$kept/$np/$r/server" "$t"
+            queue "$plan" "${r#beyond/}:$t" $alone "$scratch/bin/echo_tests" "$kept/$np/$r/server" "$t"
         done
     done
     while read -r t exe rung; do

@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <linux/io_uring.h> /* 08's tests skip where io_uring_setup fails */
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef LADDER_TSAN
@@ -38,7 +40,7 @@
 typedef struct {
     const char *binary;
     char name[32];
-    int number; /* 1 (blocking) .. 7 (epoll) */
+    int number; /* 1 (blocking) .. 7 (epoll); beyond: 8 (io_uring), 9 (reuseport) */
 } rung_t;
 
 /* ======================================================================== */
@@ -1746,6 +1748,101 @@ out:
 }
 
 /* ======================================================================== */
+/* io-uring-refused (08)                                                    */
+/* ======================================================================== */
+
+/*
+ * Proves: where the kernel refuses io_uring (no such system call: ENOSYS;
+ * kernel.io_uring_disabled or a seccomp filter: EPERM), 08 says so in one
+ * stderr line naming io_uring and the reason, prints no listening line and
+ * exits with status 3, which scripts and tests read as "skipped: io_uring
+ * unavailable". tests/fault.c makes syscall(__NR_io_uring_setup) fail.
+ */
+static void test_io_uring_refused(const rung_t *r)
+{
+    static const char *const args[] = {"-p", "0", NULL};
+    static const struct {
+        const char *fault;
+        int err;
+    } cases[] = {{"io_uring_setup ENOSYS", ENOSYS}, {"io_uring_setup EPERM", EPERM}};
+    if (!faults_on())
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_result_t res = {0};
+        set_fault(cases[i].fault);
+        bool ran = run_to_exit(r->binary, args, 10.0, &res);
+        expect(ran && res.exited && res.code == 3, "%s: %s (want exit status 3)", cases[i].fault,
+               ran ? describe_run(&res) : "could not run it");
+        const char *line = ran ? strstr(res.err, "io_uring unavailable") : NULL;
+        expect(ran && error_lines(res.err) == 1 && line && strstr(line, strerror(cases[i].err)),
+               "one stderr line naming io_uring and \"%s\": \"%.*s\"", strerror(cases[i].err),
+               ran ? (int)strcspn(res.err, "\n") : 0, ran ? res.err : "");
+        expect(ran && !strstr(res.out, "listening"), "no listening line");
+        expect(ran && !sanitizer_report_in(res.err), "no sanitizer report on stderr");
+        run_result_free(&res);
+    }
+    faults_off();
+}
+
+/* The kernel's answer for this test process (the server's user is ours). */
+static int io_uring_setup_errno(void)
+{
+    struct io_uring_params p = {0};
+    int fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+    if (fd < 0)
+        return errno;
+    close(fd);
+    return 0;
+}
+
+/* ======================================================================== */
+/* loops-share (09)                                                         */
+/* ======================================================================== */
+
+/*
+ * Proves: with -t 2, each loop's own SO_REUSEPORT listener takes a share of
+ * the clients (the kernel hashes each connection to one of them), and each
+ * client is served by the loop that took it. With -v every loop prints
+ * "loop N: M connections" as it ends; 200 clients from different ports
+ * all landing on one of two loops would take a hash that ignores them.
+ */
+#define SHARE_CLIENTS 200
+
+static void test_loops_share(const rung_t *r)
+{
+    static const char *const args[] = {"-t", "2", "-v", NULL};
+    server_t s;
+    if (!server_start(&s, r->binary, &(launch_t){.extra_args = args}))
+        goto out;
+    size_t served = 0;
+    for (int i = 0; i < SHARE_CLIENTS; i++) {
+        int fd = client_connect(s.port, 0);
+        served += fd >= 0 && echo_once(fd, 1000 + (uint64_t)i, 64, ECHO_SHUT_AFTER_ECHO, 5.0);
+        if (fd >= 0)
+            close(fd);
+    }
+    expect(served == SHARE_CLIENTS, "%zu of %d clients, one after another, got their echo", served,
+           SHARE_CLIENTS);
+    if (!server_stop(&s))
+        goto out;
+    char *err = server_stderr(&s);
+    long counts[2] = {-1, -1};
+    for (int id = 0; id < 2; id++) {
+        char key[32];
+        snprintf(key, sizeof key, "loop %d: ", id);
+        const char *at = strstr(err, key);
+        if (at)
+            counts[id] = strtol(at + strlen(key), NULL, 10);
+    }
+    expect(counts[0] > 0 && counts[1] > 0, "each loop took some: %ld and %ld", counts[0], counts[1]);
+    expect(counts[0] + counts[1] == SHARE_CLIENTS, "between them, all %d: %ld", SHARE_CLIENTS,
+           counts[0] + counts[1]);
+    free(err);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
 /* the table, and main                                                      */
 /* ======================================================================== */
 
@@ -1753,6 +1850,9 @@ out:
 #define ALL_RUNGS (RUNG(1) | RUNG(2) | RUNG(3) | RUNG(4) | RUNG(5) | RUNG(6) | RUNG(7))
 #define CONCURRENT_RUNGS (ALL_RUNGS & ~RUNG(1))
 #define EVENT_RUNGS (RUNG(4) | RUNG(5) | RUNG(6) | RUNG(7))
+/* Beyond the ladder: what 08 and 09 share with the event rungs (see
+ * tests/CMakeLists.txt for what each leaves out, and why). */
+#define BEYOND (RUNG(8) | RUNG(9))
 
 typedef struct {
     const char *name;
@@ -1762,29 +1862,31 @@ typedef struct {
 } test_t;
 
 static const test_t tests[] = {
-    {"bad-args", ALL_RUNGS, test_bad_args, "bad arguments: status 2 and usage; -h: status 0"},
-    {"port-in-use", ALL_RUNGS, test_port_in_use, "a second copy on a taken port exits 1, naming it"},
-    {"echo-random", ALL_RUNGS, test_echo_random, "1 B .. 1 MiB echoed byte for byte"},
-    {"half-close", ALL_RUNGS, test_half_close, "the whole echo, then EOF, after shutdown(SHUT_WR)"},
-    {"reset", ALL_RUNGS, test_reset, "clients that reset or vanish unread do not hurt the server"},
-    {"sigterm", ALL_RUNGS, test_sigterm, "SIGTERM/SIGINT: exit 0, nothing left, no sanitizer report"},
-    {"slow-reader", ALL_RUNGS, test_slow_reader, "backpressure: 64 MiB to a slow reader, memory bounded"},
+    {"bad-args", ALL_RUNGS | BEYOND, test_bad_args, "bad arguments: status 2 and usage; -h: status 0"},
+    {"port-in-use", ALL_RUNGS | BEYOND, test_port_in_use, "a second copy on a taken port exits 1, naming it"},
+    {"echo-random", ALL_RUNGS | BEYOND, test_echo_random, "1 B .. 1 MiB echoed byte for byte"},
+    {"half-close", ALL_RUNGS | BEYOND, test_half_close, "the whole echo, then EOF, after shutdown(SHUT_WR)"},
+    {"reset", ALL_RUNGS | BEYOND, test_reset, "clients that reset or vanish unread do not hurt the server"},
+    {"sigterm", ALL_RUNGS | BEYOND, test_sigterm, "SIGTERM/SIGINT: exit 0, nothing left, no sanitizer report"},
+    {"slow-reader", ALL_RUNGS | BEYOND, test_slow_reader, "backpressure: 64 MiB to a slow reader, memory bounded"},
     {"stall", RUNG(1), test_stall, "the blocking wall: an idle client freezes the next one"},
-    {"idle-does-not-block", CONCURRENT_RUNGS, test_idle_does_not_block, "an idle client blocks nobody"},
-    {"many-clients", CONCURRENT_RUNGS, test_many_clients, "many at once, each gets its own bytes, all released"},
-    {"signal-storm", CONCURRENT_RUNGS, test_signal_storm, "signals during a transfer lose nothing"},
+    {"idle-does-not-block", CONCURRENT_RUNGS | BEYOND, test_idle_does_not_block, "an idle client blocks nobody"},
+    {"many-clients", CONCURRENT_RUNGS | BEYOND, test_many_clients, "many at once, each gets its own bytes, all released"},
+    {"signal-storm", CONCURRENT_RUNGS | BEYOND, test_signal_storm, "signals during a transfer lose nothing"},
     {"zombies", RUNG(2), test_zombies, "every child is reaped"},
-    {"connect-close-storm", EVENT_RUNGS, test_connect_close_storm, "connections coming and going leave no trace"},
-    {"fd-limit", EVENT_RUNGS, test_fd_limit, "at the fd limit: no spin, service resumes"},
+    {"connect-close-storm", EVENT_RUNGS | BEYOND, test_connect_close_storm, "connections coming and going leave no trace"},
+    {"fd-limit", EVENT_RUNGS | RUNG(8), test_fd_limit, "at the fd limit: no spin, service resumes"},
     {"select-ceiling", RUNG(4), test_select_ceiling, "fds >= FD_SETSIZE refused cleanly, the rest served"},
     {"pause-logged-once", EVENT_RUNGS, test_pause_logged_once, "at the fd limit: one \"pausing\" line per episode"},
     {"accept-retry", EVENT_RUNGS, test_accept_retry, "out of fds: accept retried on time, however busy"},
-    {"table-bound", RUNG(5) | RUNG(6) | RUNG(7), test_table_bound, "limit raised at run time: fds past the table refused"},
-    {"nofile-cap", ALL_RUNGS, test_nofile_cap, "a huge hard fd limit: the raise stops at a ceiling"},
-    {"accept-errors", ALL_RUNGS, test_accept_errors, "accept() failing (EMFILE, then ENOBUFS): no spin, one line"},
-    {"early-sigterm", ALL_RUNGS, test_early_sigterm, "SIGTERM while starting up: exit status 0"},
+    {"table-bound", RUNG(5) | RUNG(6) | RUNG(7) | BEYOND, test_table_bound, "limit raised at run time: fds past the table refused"},
+    {"nofile-cap", ALL_RUNGS | BEYOND, test_nofile_cap, "a huge hard fd limit: the raise stops at a ceiling"},
+    {"accept-errors", ALL_RUNGS | RUNG(9), test_accept_errors, "accept() failing (EMFILE, then ENOBUFS): no spin, one line"},
+    {"early-sigterm", ALL_RUNGS | BEYOND, test_early_sigterm, "SIGTERM while starting up: exit status 0"},
     {"task-limit", RUNG(2) | RUNG(3), test_task_limit, "fork/pthread_create EAGAIN: one line naming the limit"},
     {"connect-storm", EVENT_RUNGS, test_connect_storm, "a connect storm does not starve an established client"},
+    {"io-uring-refused", RUNG(8), test_io_uring_refused, "io_uring_setup refused: one line, exit status 3"},
+    {"loops-share", RUNG(9), test_loops_share, "every loop takes a share of the clients"},
 };
 
 /* The rung is the last path component named like "05-poll". */
@@ -1798,7 +1900,7 @@ static bool identify_rung(const char *binary, rung_t *r)
             snprintf(r->name, sizeof r->name, "%.*s", (int)strcspn(p, "/"), p);
         }
     }
-    return r->number >= 1 && r->number <= 7;
+    return r->number >= 1 && r->number <= 9;
 }
 
 static void list_tests(FILE *out)
@@ -1828,6 +1930,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "echo_tests: %s does not apply to %s (want a binary under a folder or name like 05-poll)\n",
                 test->name, argv[1]);
         return 2;
+    }
+    int refused = rung.number == 8 && test->run != test_io_uring_refused ? io_uring_setup_errno() : 0;
+    if (refused) {
+        printf("%s:%s: skipped: io_uring unavailable (io_uring_setup: %s)\n", rung.name, test->name,
+               strerror(refused));
+        return 77; /* ctest's SKIP_RETURN_CODE */
     }
     signal(SIGPIPE, SIG_IGN); /* our writes to reset sockets must just fail */
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* a server's orphans come back to us */

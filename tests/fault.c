@@ -12,6 +12,8 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   io_uring_setup ENOSYS | EPERM      syscall(__NR_io_uring_setup) fails (no io_uring;
+ *                                      kernel.io_uring_disabled or seccomp)
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -22,9 +24,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The errno (or signal) the control file asks `call` to fail with; 0: none.
@@ -35,7 +39,8 @@ static int fault_spare(const char *call, unsigned long *spare)
         const char *name;
         int value;
     } whats[] = {{"ENOBUFS", ENOBUFS}, {"ENOMEM", ENOMEM}, {"EMFILE", EMFILE},
-                 {"EAGAIN", EAGAIN},   {"SIGTERM", SIGTERM}};
+                 {"EAGAIN", EAGAIN},   {"SIGTERM", SIGTERM}, {"ENOSYS", ENOSYS},
+                 {"EPERM", EPERM}};
     const char *path = getenv("LADDER_FAULT_FILE");
     char line[64] = "";
     int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -129,4 +134,25 @@ ssize_t write(int fd, const void *buf, size_t len)
     if (!next)
         next = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     return next(fd, buf, len);
+}
+
+/* 08-io_uring reaches io_uring through syscall(2). Its arguments are passed
+ * on as six longs, which is how the C library's syscall() takes them. */
+long syscall(long number, ...)
+{
+    static long (*next)(long, ...);
+    long a[6];
+    va_list ap;
+    va_start(ap, number);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    int err = number == SYS_io_uring_setup ? fault_for("io_uring_setup") : 0;
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+    return next(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

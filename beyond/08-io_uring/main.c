@@ -1,0 +1,430 @@
+/*
+ * 08-io_uring: completion, not readiness.
+ *
+ * The idea: 04-07 ask the kernel "which fds are ready?" and then make the
+ * calls themselves, one system call each: a read, a write, an epoll_ctl.
+ * io_uring turns that around. We write requests ("receive on fd 7", "send
+ * these bytes") into a queue shared with the kernel, and it writes back
+ * completions: the result each call would have returned. One
+ * io_uring_enter() submits every request of a turn and waits for the next
+ * completions, however many connections they belong to:
+ *
+ *     make wall      (runs: loadgen c10k --rate, against 07 and 08)
+ *
+ * Who owns a buffer changes too. 07 reads into a buffer of its own when the
+ * fd is ready; here a receive is pending in the kernel before any byte
+ * arrives, so it cannot name a buffer then without one per connection
+ * sitting idle. Instead we lend the kernel a pool (a provided-buffer ring):
+ * it picks a buffer when data comes and tells us which in the completion.
+ * A buffer is the kernel's while it is in the pool, ours from that
+ * completion until we give it back, and must not move while a send of it
+ * is in the kernel. A connection's memory is the same: it is freed only
+ * once every request that names it has completed.
+ *
+ * One accept request (multishot) yields a completion per new client, and
+ * one receive per connection yields a completion per chunk of data, each in
+ * a buffer from the pool; where the kernel refuses multishot, one request
+ * per completion. Sends take MSG_DONTWAIT: what the peer's socket buffer
+ * takes goes, the rest is kept as in 04-07, and the connection waits for
+ * writability and stops being read (backpressure).
+ *
+ * The wall: not C10K either. What changes is the cost per message: fewer
+ * system calls, the same work in the kernel. Where io_uring is refused
+ * (ENOSYS, EPERM: kernel.io_uring_disabled, seccomp; an old kernel) the
+ * server says so in one line and exits with status 3.
+ */
+#include "events.h"
+#include "ring.h"
+
+#include <poll.h>
+
+#define BUF_SIZE 2048  /* one provided buffer: what one receive completion carries */
+#define POOL_BUFS 1024 /* the pool, shared by all (a power of two); empty: ENOBUFS */
+#define POOL_GROUP 0
+#define EXIT_NO_IO_URING 3 /* documented: "skipped: io_uring unavailable" */
+
+typedef struct {
+    int fd;
+    char *pending;      /* echo bytes that came while a send was out, or NULL */
+    size_t pending_len; /* bytes in pending */
+    size_t pending_cap; /* its size */
+    char *out;          /* the bytes of the send in the kernel (or kept for it), or NULL */
+    size_t out_len;
+    int out_bid;        /* out is in pool buffer out_bid, or (when -1) in held */
+    char *held;         /* the malloc'ed block that out is in, or NULL */
+    int in_kernel;      /* requests naming this connection not yet completed */
+    bool reading, stopping, blocked, eof, closing;
+} conn_t;
+
+static conn_t **conns;         /* by fd, sized to the open-file limit */
+static long max_fds;           /* the size of conns */
+static buffer_pool_t pool;     /* the receive buffers, lent to the kernel */
+static int listen_fd;
+static bool verbose;
+
+#define SQ_ENTRIES 256  /* requests per submission; more are submitted on the way */
+#define CQ_ENTRIES 4096 /* completions the kernel may queue (NODROP keeps more) */
+
+static ring_t ring;             /* the two queues, shared with the kernel */
+static bool accepting;          /* an accept request is in the kernel */
+static bool multishot_accept = true, multishot_recv = true;
+
+/* What a completion is for: a connection's address with the operation in
+ * its low bits (malloc aligns to 8 at least), or one of these. */
+enum { ON_RECV, ON_SEND, ON_WRITABLE };
+enum { NOTHING, ON_ACCEPT, ON_STOP };
+
+/* ---- what a connection wants: derived from its state, never stored ----- */
+
+static bool wants_write(const conn_t *c)
+{
+    return c->out != NULL;
+}
+
+static bool wants_read(const conn_t *c)
+{
+    return !c->eof && !c->blocked && !c->pending && !c->closing;
+}
+
+/* ---- telling the kernel what we want ----------------------------------- */
+
+static struct io_uring_sqe *request(int op, int fd, uint64_t data)
+{
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
+    if (!sqe)
+        fatal("io_uring_enter: the kernel takes no more requests");
+    sqe->opcode = (uint8_t)op;
+    sqe->fd = fd;
+    sqe->user_data = data;
+    return sqe;
+}
+
+static uint64_t tag(conn_t *c, int op)
+{
+    c->in_kernel++;
+    return (uint64_t)(uintptr_t)c | (uint64_t)op;
+}
+
+/* Receive into a buffer the kernel picks from the pool when data comes. */
+static void start_reading(conn_t *c)
+{
+    struct io_uring_sqe *sqe = request(IORING_OP_RECV, c->fd, tag(c, ON_RECV));
+    sqe->flags = IOSQE_BUFFER_SELECT;
+    sqe->buf_group = POOL_GROUP;
+    sqe->ioprio = multishot_recv ? IORING_RECV_MULTISHOT : 0;
+    c->reading = true;
+}
+
+/* Send what out holds. MSG_DONTWAIT: the send completes at once with what
+ * the socket buffer took, rather than waiting in the kernel with our buffer. */
+static void start_sending(conn_t *c)
+{
+    struct io_uring_sqe *sqe = request(IORING_OP_SEND, c->fd, tag(c, ON_SEND));
+    sqe->addr = (uint64_t)(uintptr_t)c->out;
+    sqe->len = (uint32_t)c->out_len;
+    sqe->msg_flags = MSG_DONTWAIT;
+}
+
+static void wait_writable(conn_t *c)
+{
+    request(IORING_OP_POLL_ADD, c->fd, tag(c, ON_WRITABLE))->poll32_events = POLLOUT;
+}
+
+/* Ask for every request on this fd back (-ECANCELED); a cancel's own
+ * completion says nothing we need. The fd stays open until they are back,
+ * so its number cannot be reused meanwhile. */
+static void cancel_all(conn_t *c, unsigned how)
+{
+    struct io_uring_sqe *sqe = request(IORING_OP_ASYNC_CANCEL, c->fd, NOTHING);
+    sqe->cancel_flags = how;
+    sqe->addr = (uint64_t)(uintptr_t)c | ON_RECV;
+}
+
+/* What the state asks for, only where it changed (07's watch()). */
+static void watch(conn_t *c)
+{
+    if (wants_read(c) && !c->reading)
+        start_reading(c);
+    else if (!wants_read(c) && c->reading && !c->stopping) {
+        cancel_all(c, 0); /* the receive only: matched by its user_data */
+        c->stopping = true;
+    }
+}
+
+/* Paused (events.h), one client per request: each completion then comes
+ * back to the loop, which ends the pause once nobody is queued. */
+static void watch_listener(bool on)
+{
+    if (on && !accepting) {
+        struct io_uring_sqe *sqe = request(IORING_OP_ACCEPT, listen_fd, ON_ACCEPT);
+        bool paused = ms_until_accept_retry() >= 0;
+        sqe->ioprio = multishot_accept && !paused ? IORING_ACCEPT_MULTISHOT : 0;
+        accepting = true;
+    }
+}
+
+/* Is a client queued? Only asked while paused: a multishot accept would
+ * wait in the kernel, where 07's accept() says EAGAIN. */
+static bool client_queued(void)
+{
+    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
+/* ---- one connection ---------------------------------------------------- */
+
+/* Everything the connection holds for its peer: back to the pool, freed. */
+static void drop_owed(conn_t *c)
+{
+    if (c->out_bid >= 0)
+        pool_give(&pool, (unsigned)c->out_bid);
+    free(c->held);
+    free(c->pending);
+}
+
+/* The peer took sent bytes of out: keep the tail, and what came meanwhile,
+ * in memory of the connection's own; a pool buffer goes back at once. */
+static bool keep(conn_t *c, size_t sent)
+{
+    c->out += sent, c->out_len -= sent;
+    if (c->out_bid < 0 && !c->pending) { /* the tail stays where it is */
+        if (!c->out_len)
+            free(c->held), c->held = c->out = NULL;
+        return true;
+    }
+    size_t len = c->out_len + c->pending_len;
+    char *block = len ? malloc(len) : NULL;
+    if (len && !block) {
+        log_msg("fd %d: out of memory", c->fd);
+        return false;
+    }
+    if (c->out_len)
+        memcpy(block, c->out, c->out_len);
+    if (c->pending_len)
+        memcpy(block + c->out_len, c->pending, c->pending_len);
+    drop_owed(c);
+    c->held = c->out = block, c->out_len = len, c->out_bid = -1;
+    c->pending = NULL, c->pending_len = c->pending_cap = 0;
+    return true;
+}
+
+/* Bytes that came while a send was out wait behind it (and the connection
+ * stops being read until they are gone: wants_read()). The block doubles,
+ * so a burst of receives costs a few copies, not one per receive. */
+static bool queue_behind(conn_t *c, const char *data, size_t len)
+{
+    if (c->pending_len + len > c->pending_cap) {
+        size_t cap = c->pending_cap ? c->pending_cap : BUF_SIZE;
+        while (cap < c->pending_len + len)
+            cap *= 2;
+        char *more = realloc(c->pending, cap);
+        if (!more) {
+            log_msg("fd %d: out of memory", c->fd);
+            return false;
+        }
+        c->pending = more, c->pending_cap = cap;
+    }
+    memcpy(c->pending + c->pending_len, data, len);
+    c->pending_len += len;
+    return true;
+}
+
+/* A receive completed in pool buffer bid: send it straight back, or queue
+ * it behind the send that is out. */
+static bool on_received(conn_t *c, int res, unsigned flags)
+{
+    if (!(flags & IORING_CQE_F_MORE))
+        c->reading = c->stopping = false; /* this receive is over */
+    if (res > 0) {
+        unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+        if (!wants_write(c)) {
+            c->out = pool_buffer(&pool, bid), c->out_len = (size_t)res, c->out_bid = (int)bid;
+            start_sending(c); /* from the pool buffer itself: no copy */
+            return true;
+        }
+        bool ok = queue_behind(c, pool_buffer(&pool, bid), (size_t)res);
+        pool_give(&pool, bid);
+        return ok;
+    }
+    if (res == 0)
+        c->eof = true; /* the peer is done sending: finish what we owe, then close */
+    else if (res == -EINVAL && multishot_recv) {
+        log_msg("multishot recv refused by this kernel (Linux 6.0+): one request per receive");
+        multishot_recv = false;
+    } else if (res != -ENOBUFS && res != -ECANCELED) { /* ENOBUFS: the pool was empty */
+        errno = -res;
+        log_errno("fd %d: recv", c->fd);
+        return false;
+    }
+    return true;
+}
+
+/* The send is back with what the peer took: all of it, or wait until it
+ * takes more. Once drained, nothing is held: an idle connection holds no
+ * buffer. */
+static bool on_sent(conn_t *c, int res)
+{
+    if (res < 0 && !is_transient(-res)) {
+        errno = -res;
+        log_errno("fd %d: write", c->fd);
+        return false;
+    }
+    size_t sent = res < 0 ? 0 : (size_t)res;
+    bool short_send = sent < c->out_len;
+    if (!keep(c, sent))
+        return false;
+    c->blocked = short_send;
+    if (short_send)
+        wait_writable(c);
+    else if (c->out)
+        start_sending(c); /* what came while the send was out */
+    return true;
+}
+
+static bool on_writable(conn_t *c, int res)
+{
+    if (res < 0 && res != -ECANCELED) {
+        errno = -res;
+        log_errno("fd %d: poll", c->fd);
+        return false;
+    }
+    if (res >= 0)
+        start_sending(c);
+    return true;
+}
+
+/* First call: ask for the connection's requests back. Last: free it. */
+static void close_conn(conn_t *c)
+{
+    if (!c->closing && c->in_kernel > 0)
+        cancel_all(c, IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL);
+    c->closing = true;
+    if (c->in_kernel > 0)
+        return; /* the kernel still holds requests that name it */
+    conns[c->fd] = NULL;
+    close(c->fd);
+    if (verbose)
+        log_msg("fd %d: closed", c->fd);
+    drop_owed(c);
+    free(c);
+    accept_resume(); /* a descriptor is free again: events.h */
+}
+
+/*
+ * A request on c completed: res is what the call returned. Handle it, then
+ * tell the kernel what the connection wants next.
+ */
+static void on_completion(conn_t *c, int op, int res, unsigned flags)
+{
+    if (!(flags & IORING_CQE_F_MORE))
+        c->in_kernel--;
+    if (c->closing && op == ON_RECV && res > 0)
+        pool_give(&pool, flags >> IORING_CQE_BUFFER_SHIFT);
+    bool keep_open = !c->closing && (op == ON_RECV ? on_received(c, res, flags)
+                                     : op == ON_SEND ? on_sent(c, res) : on_writable(c, res));
+    if (!keep_open || (c->eof && !wants_write(c) && !c->pending))
+        close_conn(c);
+    else
+        watch(c);
+}
+
+/* ---- new connections --------------------------------------------------- */
+
+/* An accept completed: res is the new fd, or what accept() would say. */
+static void on_accepted(int res, unsigned flags)
+{
+    if (!(flags & IORING_CQE_F_MORE))
+        accepting = false; /* re-armed by the loop */
+    if (res == -EINVAL && multishot_accept) {
+        log_msg("multishot accept refused by this kernel (Linux 5.19+): one request per client");
+        multishot_accept = false;
+        return;
+    }
+    if (res < 0) {
+        /* Out of fds (EMFILE, ENFILE) the accept ends: accept_failed() holds
+         * off the next one for a while (events.h). */
+        if (res != -EINTR && res != -ECONNABORTED)
+            accept_failed(-res);
+        return;
+    }
+    /* A limit raised while we run (prlimit --pid) allows fds past the table. */
+    if (refuse_past(res, max_fds, table_limit))
+        return;
+    conn_t *c = malloc(sizeof *c);
+    if (!c) {
+        log_errno("fd %d: cannot set up connection", res);
+        close(res);
+        return;
+    }
+    *c = (conn_t){.fd = res, .out_bid = -1};
+    conns[res] = c;
+    watch(c);
+    if (verbose)
+        log_msg("fd %d: connected", res);
+}
+
+/* Where io_uring is refused, say why in one line and exit 3. */
+static void require(int err, const char *what)
+{
+    if (err)
+        errno = err, log_errno("io_uring unavailable: %s", what), exit(EXIT_NO_IO_URING);
+}
+
+int main(int argc, char **argv)
+{
+    server_options_t opts;
+    parse_options(argc, argv, &opts, NULL, NULL, NULL);
+    verbose = opts.verbose;
+    install_signal_handlers();
+    conns = new_fd_table(sizeof *conns, &max_fds, LONG_MAX, verbose);
+    listen_fd = open_listener(&opts);
+    const char *why;
+    require(ring_open(&ring, SQ_ENTRIES, CQ_ENTRIES, &why), why);
+    static const int ops[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND,
+                              IORING_OP_POLL_ADD, IORING_OP_ASYNC_CANCEL};
+    require(ring_supports(&ring, ops, 5) ? 0 : ENOTSUP, "accept, recv, send, poll (Linux 5.6+)");
+    require(pool_open(&ring, &pool, POOL_BUFS, BUF_SIZE, POOL_GROUP),
+            "IORING_REGISTER_PBUF_RING (Linux 5.19+)");
+
+    /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
+    watch_listener(true);
+    request(IORING_OP_POLL_ADD, stop_pipe[0], ON_STOP)->poll32_events = POLLIN;
+    announce_listening(listen_fd);
+
+    while (!stop_requested) {
+        int timeout = accepting ? -1 : ms_until_accept_retry();
+        int err = ring_enter(&ring, 1, timeout); /* submit all, wait for one */
+        if (err && err != EINTR && err != ETIME && err != EBUSY)
+            errno = err, fatal("io_uring_enter");
+        /* Every completion is one finished call: its result is in res. */
+        struct io_uring_cqe *cqe;
+        while ((cqe = ring_cqe(&ring))) {
+            uint64_t data = cqe->user_data;
+            int res = cqe->res;
+            unsigned flags = cqe->flags;
+            ring_cqe_done(&ring);
+            if (data == ON_ACCEPT)
+                on_accepted(res, flags);
+            else if (data > ON_STOP)
+                on_completion((conn_t *)(uintptr_t)(data & ~(uint64_t)7), (int)(data & 7), res,
+                              flags);
+        }
+        if (!accepting && ms_until_accept_retry() == 0 && !client_queued())
+            accept_failed(EAGAIN); /* paused, and nobody waits: the episode is over */
+        if (!accepting && ms_until_accept_retry() <= 0)
+            watch_listener(true); /* re-armed, or paused and the retry is due (events.h) */
+    }
+
+    for (long fd = 0; fd < max_fds; fd++)
+        if (conns[fd]) {
+            conns[fd]->in_kernel = 0; /* the ring goes below, and takes them */
+            conns[fd]->closing = true;
+            close_conn(conns[fd]);
+        }
+    ring_close(&ring);
+    pool_close(&pool);
+    free(conns);
+    close(listen_fd);
+    close_stop_pipe();
+    return 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * ring.h - the io_uring plumbing that 08-io_uring needs and does not teach:
+ * mapping the two rings the kernel shares with us, taking a free submission
+ * slot, one io_uring_enter() call, and the ring of provided buffers.
+ *
+ * Raw system calls and <linux/io_uring.h>, no liburing, so that every
+ * call the server makes can be read here. It sits beside 08's main.c, not
+ * in common/, because no other server uses it; main.c keeps what is the
+ * lesson (what it submits, what a completion means, who owns a buffer).
+ *
+ * The memory-ordering rule of the shared rings (io_uring(7)): we write a
+ * submission entry, then publish it by storing the SQ tail with release
+ * order; the kernel stores the CQ tail with release order after writing a
+ * completion, so we load it with acquire order before reading the entry,
+ * and store the CQ head (release) only once we are done with the entries.
+ * Linux only; main.c calls only the functions below.
+ */
+#ifndef LADDER_RING_H
+#define LADDER_RING_H
+
+#include <errno.h>
+#include <linux/io_uring.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    int fd;
+    unsigned *sq_head, *sq_tail, *sq_mask, *sq_array;
+    unsigned *cq_head, *cq_tail, *cq_mask;
+    struct io_uring_sqe *sqes;
+    struct io_uring_cqe *cqes;
+    unsigned to_submit;       /* entries written since the last enter */
+    void *sq_map, *cq_map;    /* the mappings, for munmap */
+    size_t sq_map_len, cq_map_len, sqes_len;
+} ring_t;
+
+typedef struct {
+    struct io_uring_buf_ring *ring; /* shared with the kernel */
+    char *memory;                   /* count buffers of size bytes */
+    unsigned count, size;
+    size_t ring_len;
+} buffer_pool_t;
+
+static inline void *ring_map(int fd, size_t len, off_t what)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, what);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* 0, or the errno of the call that failed; *why names the step. */
+static inline int ring_open(ring_t *r, unsigned sq_entries, unsigned cq_entries, const char **why)
+{
+    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = cq_entries};
+    *r = (ring_t){.fd = (int)syscall(__NR_io_uring_setup, sq_entries, &p)};
+    *why = "io_uring_setup";
+    if (r->fd < 0)
+        return errno;
+    /* NODROP (5.5): a full completion queue is kept, not lost; EXT_ARG
+     * (5.11): io_uring_enter() takes a time-out. */
+    *why = "io_uring_setup: no IORING_FEAT_NODROP and IORING_FEAT_EXT_ARG (Linux 5.11+)";
+    if (!(p.features & IORING_FEAT_NODROP) || !(p.features & IORING_FEAT_EXT_ARG))
+        return ENOTSUP;
+    r->sq_map_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+    r->cq_map_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+    r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+    *why = "mmap of the rings";
+    if (!(r->sq_map = ring_map(r->fd, r->sq_map_len, IORING_OFF_SQ_RING)) ||
+        !(r->cq_map = ring_map(r->fd, r->cq_map_len, IORING_OFF_CQ_RING)) ||
+        !(r->sqes = ring_map(r->fd, r->sqes_len, IORING_OFF_SQES)))
+        return errno;
+    char *sq = r->sq_map, *cq = r->cq_map;
+    r->sq_head = (unsigned *)(sq + p.sq_off.head);
+    r->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+    r->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+    r->sq_array = (unsigned *)(sq + p.sq_off.array);
+    r->cq_head = (unsigned *)(cq + p.cq_off.head);
+    r->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+    r->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+    r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+    return 0;
+}
+
+/* Does this kernel know these operations? (IORING_REGISTER_PROBE, 5.6) */
+static inline bool ring_supports(const ring_t *r, const int *ops, int n)
+{
+    size_t len = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
+    struct io_uring_probe *probe = calloc(1, len);
+    bool ok = probe &&
+              syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = ops[i] <= probe->last_op && (probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
+    free(probe);
+    return ok;
+}
+
+/*
+ * Submit what is written and wait for at least wait_nr completions, or
+ * timeout_ms (-1: no limit). 0, or the errno (EINTR: a signal; ETIME: the
+ * time-out). The one system call of the loop.
+ */
+static inline int ring_enter(ring_t *r, unsigned wait_nr, int timeout_ms)
+{
+    struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+                                   .tv_nsec = (timeout_ms % 1000) * 1000000LL};
+    struct io_uring_getevents_arg arg = {.ts = timeout_ms >= 0 ? (uint64_t)(uintptr_t)&ts : 0};
+    unsigned flags = IORING_ENTER_EXT_ARG | (wait_nr ? IORING_ENTER_GETEVENTS : 0);
+    long n = syscall(__NR_io_uring_enter, r->fd, r->to_submit, wait_nr, flags, &arg, sizeof arg);
+    if (n < 0)
+        return errno;
+    r->to_submit -= (unsigned)n < r->to_submit ? (unsigned)n : r->to_submit;
+    return 0;
+}
+
+/* A zeroed submission entry to fill in; when the queue is full, what it
+ * holds is submitted first. NULL only if the kernel takes none of it. */
+static inline struct io_uring_sqe *ring_sqe(ring_t *r)
+{
+    unsigned tail = *r->sq_tail;
+    if (tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) > *r->sq_mask) {
+        if (ring_enter(r, 0, -1) != 0 && errno != EINTR)
+            return NULL;
+        if (tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) > *r->sq_mask)
+            return NULL;
+    }
+    unsigned slot = tail & *r->sq_mask;
+    struct io_uring_sqe *sqe = &r->sqes[slot];
+    memset(sqe, 0, sizeof *sqe);
+    r->sq_array[slot] = slot;
+    __atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+    r->to_submit++;
+    return sqe;
+}
+
+/* The next completion, or NULL; ring_cqe_done() once it is handled. */
+static inline struct io_uring_cqe *ring_cqe(ring_t *r)
+{
+    unsigned head = *r->cq_head;
+    if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+        return NULL;
+    return &r->cqes[head & *r->cq_mask];
+}
+
+static inline void ring_cqe_done(ring_t *r)
+{
+    __atomic_store_n(r->cq_head, *r->cq_head + 1, __ATOMIC_RELEASE);
+}
+
+static inline void ring_close(ring_t *r)
+{
+    if (r->sqes)
+        munmap(r->sqes, r->sqes_len);
+    if (r->cq_map)
+        munmap(r->cq_map, r->cq_map_len);
+    if (r->sq_map)
+        munmap(r->sq_map, r->sq_map_len);
+    if (r->fd >= 0)
+        close(r->fd);
+}
+
+/* ---- the provided buffers ---------------------------------------------- */
+
+/* Hand buffer bid back to the kernel, which may fill it with the next recv. */
+static inline void pool_give(buffer_pool_t *b, unsigned bid)
+{
+    unsigned short tail = b->ring->tail;
+    struct io_uring_buf *slot = &b->ring->bufs[tail & (b->count - 1)];
+    slot->addr = (uint64_t)(uintptr_t)(b->memory + (size_t)bid * b->size);
+    slot->len = b->size;
+    slot->bid = (unsigned short)bid;
+    __atomic_store_n(&b->ring->tail, (unsigned short)(tail + 1), __ATOMIC_RELEASE);
+}
+
+static inline char *pool_buffer(const buffer_pool_t *b, unsigned bid)
+{
+    return b->memory + (size_t)bid * b->size;
+}
+
+/* count (a power of two) buffers of size bytes as group gid
+ * (IORING_REGISTER_PBUF_RING, 5.19). 0, or the errno. */
+static inline int pool_open(ring_t *r, buffer_pool_t *b, unsigned count, unsigned size, int gid)
+{
+    *b = (buffer_pool_t){.count = count, .size = size,
+                         .ring_len = count * sizeof(struct io_uring_buf)};
+    void *ring = mmap(NULL, b->ring_len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE,
+                      -1, 0);
+    b->ring = ring == MAP_FAILED ? NULL : ring;
+    b->memory = malloc((size_t)count * size);
+    if (!b->ring || !b->memory)
+        return ENOMEM;
+    struct io_uring_buf_reg reg = {.ring_addr = (uint64_t)(uintptr_t)b->ring,
+                                   .ring_entries = count, .bgid = (unsigned short)gid};
+    if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PBUF_RING, &reg, 1) < 0)
+        return errno;
+    for (unsigned bid = 0; bid < count; bid++)
+        pool_give(b, bid);
+    return 0;
+}
+
+/* After ring_close(): the kernel has let go of the buffers. */
+static inline void pool_close(buffer_pool_t *b)
+{
+    if (b->ring)
+        munmap(b->ring, b->ring_len);
+    free(b->memory);
+}
+
+#endif /* LADDER_RING_H */
