@@ -378,7 +378,7 @@ int main(int argc, char **argv)
     install_signal_handlers();
     conns = new_fd_table(sizeof *conns, &max_fds, LONG_MAX, verbose);
     listen_fd = open_listener(&opts);
-    const char *why;
+    const char *why = "io_uring_setup"; /* ring_open names the step that failed */
     require(ring_open(&ring, SQ_ENTRIES, CQ_ENTRIES, &why), why);
     static const int ops[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND,
                               IORING_OP_POLL_ADD, IORING_OP_ASYNC_CANCEL};
