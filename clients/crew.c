@@ -208,6 +208,7 @@ static void add_counts(pool_counts_t *sum, const pool_counts_t *n)
     sum->corrupt += n->corrupt;
     sum->untried += n->untried;
     sum->client_errors += n->client_errors;
+    sum->unclosed += n->unclosed;
     sum->duplicated += n->duplicated;
     sum->bytes_verified += n->bytes_verified;
     sum->round_trips += n->round_trips;
@@ -261,6 +262,7 @@ void crew_sum(crew_t *c, crew_sum_t *out)
         hist_merge(&c->connect_sum, w->pool.connect_ns);
         out->connect_window += w->pool.connect_window;
         out->timed_out = out->timed_out || w->pool.timed_out;
+        out->tailed = out->tailed || w->pool.tailed;
         if (!out->first_error[0])
             out->first_error = w->pool.first_error;
         out->cpu_ms += w->window_cpu_ms;

@@ -56,6 +56,7 @@ typedef struct {
     histogram_t *rtt_ns, *connect_ns;
     size_t connect_window; /* summed over the workers */
     bool timed_out;        /* any worker */
+    bool tailed;           /* the tail ran: n.unclosed is known */
     const char *first_error; /* the first worker's that has one ("" if none) */
     long echoes_min, echoes_median, echoes_max; /* per active connection, last window */
     double cpu_ms;         /* the workers' own CPU time over the last window, summed */

@@ -692,6 +692,7 @@ static pool_t as_pool(const crew_sum_t *s)
     p.connect_ns = s->connect_ns;
     p.connect_window = s->connect_window;
     p.timed_out = s->timed_out;
+    p.tailed = s->tailed;
     snprintf(p.first_error, sizeof p.first_error, "%s", s->first_error);
     return p;
 }

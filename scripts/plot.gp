@@ -66,3 +66,27 @@ if (kind eq 'memory') {
          for [j = 1:m] data using ($0 - 0.45 + 0.9 * (j - 0.5) / m):(column(j + 1)):(sprintf(column(j + 1) < 1 ? '%.2f' : '%.1f', column(j + 1))) \
              with labels offset 0,0.7 font ',10' notitle
 }
+
+# curve:  data is results/curves.csv (rung, n, rate_offered, runs, rate_achieved, ...);
+#         rungs: the rungs to draw; nsel: the connection count to draw (04-select
+#         at its own); xcol, col: the columns for x and y (offered rate and p90;
+#         achieved rate and CPU per message).
+if (kind eq 'curve') {
+    set xlabel xlab
+    set logscale x 2
+    set logscale y 10
+    set mytics 1
+    set format x '%.0f'
+    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#17becf']
+    array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
+    rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
+    n = words(rungs)
+    set datafile separator ','
+    # Each rung's rows at its N (04-select is swept below FD_SETSIZE); an
+    # empty cell (a figure loadgen could not read) is skipped.
+    wanted(r) = strcol(1) eq r && (column(2) == nsel + 0 || (r eq '04-select'))
+    plot for [i = 1:n] data every ::1 \
+        using (column(xcol)):(wanted(word(rungs, i)) && strcol(col) ne '' ? column(col) : NaN) \
+        with linespoints lw 2 lc rgb colour[rung_index(word(rungs, i))] \
+        pt shape[rung_index(word(rungs, i))] ps 1.2 title word(rungs, i)
+}

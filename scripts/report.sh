@@ -30,11 +30,13 @@ set -a
 source "$RAW/settings.env"
 set +a
 # Settings an older raw folder may not have.
-: "${LOAD_RUNGS:=}" "${LOAD_N:=}" "${LOAD_RATE:=}" "${LOAD_REPS:=}" "${LOAD_DURATION:=}" "${LOAD_STATUS:=}" "${LOAD_RETRY:=}"
+: "${CURVE_RUNGS:=}" "${CURVE_NS:=}" "${CURVE_N_SELECT:=}" "${CURVE_RATES:=}" "${CURVE_DURATION:=}" "${CURVE_REPS:=1}"
+: "${CURVE_STATUS:=}" "${CLIENT_THREADS:=1}" "${CURVE_CLIENT_CPUS:=}" "${YARD_PAIRS:=}" "${YARD_N:=}" "${YARD_RATE:=}"
+: "${YARD_DURATION:=}" "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
 : "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}" "${MEM_KEY:=server_pss_kb}"
 : "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
 : "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}" "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
-export LOAD_RUNGS LOAD_N LOAD_RATE LOAD_STATUS LOAD_RETRY SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
+export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -80,6 +82,18 @@ plots() {
         gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=4; term='svg'; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)'; ttl='One active client beside N idle ones ($pinned)'" "$gp"
         gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=8; term='svg'; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)'; ttl='Server CPU per round trip beside N idle connections ($pinned)'" "$gp"
     fi
+    if [ -s "$RESULTS/curves.csv" ]; then
+        local nsel=${CURVE_NS##* } crungs=""
+        for rung in 04-select $CURVE_RUNGS; do grep -q "^$rung," "$RESULTS/curves.csv" && crungs="$crungs $rung"; done
+        local how="open loop, server on one CPU, loadgen on CPU(s) ${CURVE_CLIENT_CPUS:-?}; 04-select at ${CURVE_N_SELECT:-?}"
+        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=3; col=12; \
+            term='svg'; out='$RESULTS/curve-latency.svg'; xlab='offered rate (messages/s)'; \
+            ylab='round trip, p90 (µs, from the intended send)'; \
+            ttl='Load curves at $nsel connections ($how)'" "$gp"
+        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=5; col=9; \
+            term='svg'; out='$RESULTS/curve-cpu.svg'; xlab='achieved rate (messages/s)'; \
+            ylab='server CPU per message (µs)'; ttl='What a message costs each server as load grows ($nsel connections)'" "$gp"
+    fi
     if [ -s "$RESULTS/memory_per_conn.csv" ]; then
         awk -F, -v rungs="$MEM_RUNGS" -v ns="${MEM_NS#1 }" 'NR > 1 { v[$1, $2] = ($3 == "" ? "NaN" : $3) }
             END { nn = split(ns, n, " "); nr = split(rungs, r, " ")
@@ -92,6 +106,7 @@ plots() {
 
 report_md() {
     local quick=""
+    [ "${FULL:-0}" = 1 ] && quick=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
     [ "$QUICK" = 1 ] && quick=" A **--quick** run: fewer repetitions and smaller N; not the project's claims."
     [ "${SMOKE:-0}" = 1 ] && quick=" A **--smoke** run: tiny counts, one run each, to exercise the path; not the project's claims."
     cat <<EOF
@@ -112,7 +127,8 @@ $(awk -F'\t' '{ printf "| %s | **%s**: %s |\n", $1, $2, $3 }' "$RESULTS/verdicts
 
 ## Machine
 
-$M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS), $M_MEM; $M_KERNEL, $M_DISTRO; $M_COMPILER;
+$M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS; SMT: ${M_SMT:-unknown}), $M_MEM; virtual machine: ${M_VIRT:-unknown};
+clocksource ${M_CLOCKSOURCE:-unknown}; frequency governor ${M_GOVERNOR:-unknown}; $M_KERNEL, $M_DISTRO; $M_COMPILER;
 build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start ${M_LOAD:-unknown}; open files $M_NOFILE;
 accept queue limit ${M_SOMAXCONN:-unknown}; ephemeral ports ${M_PORTS:-unknown}; libuv: ${M_LIBUV:-none}.
 Listen queue of the whole network namespace (drops would show as connects near 1000 ms):
@@ -137,8 +153,11 @@ $([ "${PORT_WAIT_S:-0}" != 0 ] && printf 'Waited %s s in all for ephemeral ports
   server and loadgen on CPU ${SCAN_CPU:-?}, so that a round trip is two context switches on one CPU.
 - C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`, server on CPU ${C10K_SERVER_CPU:-?} and
   loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
-- Equal offered load, open loop: \`c10k -n ${LOAD_N:-?} --rate ${LOAD_RATE:-?} --duration ${LOAD_DURATION:-?}\`, ${LOAD_REPS:-?} runs each of
-  ${LOAD_RUNGS:-?} (median, min-max), on the same CPUs as C10K; each round trip is timed from its message's intended send time.${LOAD_STATUS:+ Not measured: $LOAD_STATUS.}${LOAD_RETRY:+ Rates given up because a server saturated its core (those runs are in logs/): $LOAD_RETRY.}
+- Load curves, open loop: \`c10k -n N --rate $CURVE_RATES --duration $CURVE_DURATION --threads $CLIENT_THREADS\` (one window per rate
+  on the same connections, each drained before the next, the sweep stopping after the first rate it fell behind at)
+  at N = $CURVE_NS (04-select at $CURVE_N_SELECT), $CURVE_REPS sweep(s) per rung, server on CPU ${C10K_SERVER_CPU:-?} and loadgen on
+  ${CURVE_CLIENT_CPUS:-?}, for 04-select $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}
+- Yardstick: $YARD_PAIRS pairs of \`c10k -n $YARD_N --rate $YARD_RATE --duration $YARD_DURATION\`, $YARD_RUNG and libuv, in random order within each pair.
   Yardstick: $YARD_TEXT.
 
 ## 1. Stall
@@ -147,13 +166,18 @@ $(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_m
 
 ## 2. Idle CPU
 
-$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_threads=threads server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
+$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_wakeups_per_s="wakeups/s" server_threads=threads server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
 
 ## 3. Memory and setup time per connection
 
 $(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" server_footprint_kb="footprint (KiB)" server_procs=processes server_threads=threads setup_us_per_conn="setup (µs/conn)" faulty_runs="faulty runs" error=error)
 
-$(md memory_per_conn.csv rung=rung n=N mem_kb_per_conn="$MEM_NAME per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
+$(md memory_per_conn.csv rung=rung n=N mem_kb_per_conn="$MEM_NAME per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" kernel_kb_per_conn="kernel per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
+
+The kernel's share is the slope, fitted over N = $MEM_NS, of the growth of the machine's kernel stacks,
+page tables and slab while the connections opened: it counts both ends of each loopback connection
+(loadgen's sockets too, the same for every rung), so the difference between rungs is the server's:
+a process or a thread per client costs a kernel stack, a task and page tables that no PSS shows.
 
 ## 4. The select ceiling
 
@@ -168,22 +192,27 @@ $(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_mi
 Each connection sends its next message when its echo is back, so the client sets the pace and the
 round trip is queueing (about N / messages per second). What counts here is that every connection was
 served and made progress in the window (echoes per connection: min / median / max); what a message
-costs each server is compared at equal offered load, in section 7.
+costs each server, and where each one's wall is, is read off the load curves, in section 7.
 
 $(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered corrupt=corrupt duplicated=duplicated client_errors="client errors" msgs=msgs echoes_per_conn_min="echoes/conn min" echoes_per_conn_p50=median echoes_per_conn_max=max msgs_per_s="messages/s" saturated=saturated connect_ms_max="slowest connect (ms)" server_hwm_kb="peak RSS (KiB)" server_threads=threads faulty_runs="faulty runs" error=error)
 
-## 7. Equal offered load: what a message costs each server
+## 7. The walls: load curves and capacities
 
-Every server gets the same N connections and the same open-loop rate, low enough that neither loadgen
-nor any compared server is saturated, so each server's CPU per message is measured at the same load (an
-event loop serves more ready connections per wakeup when it is busier, so unequal loads would not
-compare). Medians, with min-max over the runs.
+Open loop: each rate is offered on a fixed schedule over all N connections, and every round trip is
+timed from its message's intended send time. A rung's **capacity** is the highest offered rate it kept up
+with (at least 97% of it achieved) with its p90 round trip within 1 ms, below the first rate at which it
+failed; a step where loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its
+threads at 90% of a core) is the client's and counts for nobody.
 
-$(md load.csv rung=rung n=N runs=runs rate_offered="offered (msg/s)" rate_achieved=achieved server_cpu_pct="server CPU (% of core)" server_cpu_pct_min=min server_cpu_pct_max=max server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_us_per_msg_min=min server_cpu_us_per_msg_max=max rtt_p50_us="p50 (µs)" rtt_p99_us="p99 (µs)" rtt_p99_us_min=min rtt_p99_us_max=max rtt_p999_us="p99.9 (µs)" client_cpu_pct_max="client CPU max (%)" saturated_nsat="saturated runs" echoes_per_conn_min_min="echoes/conn min" faulty_runs="faulty runs" error=error)
+$(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" at_least="at least" why=why floor_p90_us="lowest p90 (µs)" cpu_us_per_msg="CPU per msg there (µs)" server_cpu_pct="server CPU there (%)" ctx_switches_per_msg="context switches per msg there")
+
+Every step (medians over the sweeps):
+
+$(md curves.csv rung=rung n=N rate_offered="offered" rate_achieved=achieved server_cpu_pct="server CPU (%)" server_cpu_us_per_msg="CPU/msg (µs)" server_ctx_switches_per_msg="switches/msg" rtt_p50_us="p50 (µs)" rtt_p90_us="p90 (µs)" rtt_p99_us="p99 (µs)" rtt_p999_us="p99.9 (µs)" late_sends="late sends" schedule_lag_ms_max="worst lag (ms)" client_thread_cpu_pct_max="loadgen thread (%)" client_bound_ntrue="client-bound" faulty_runs="faulty runs" error=error)
 
 ## 8. Yardstick: $YARD_RUNG beside libuv
 
-$(md yardstick.csv rung=rung n=N runs=runs server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_us_per_msg_min=min server_cpu_us_per_msg_max=max server_cpu_pct="server CPU (%)" rtt_p99_us="p99 (µs)" faulty_runs="faulty runs" error=error)
+$(md pairs.csv rung=rung pair=pair order=order server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_pct="server CPU (%)" rtt_p90_us="p90 (µs)" rtt_p99_us="p99 (µs)" faulty_runs="faulty runs" error=error)
 
 ## Problems
 

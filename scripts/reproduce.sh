@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Reproduce the I/O ladder's measurements on this machine, with one command.
 #
-#   scripts/reproduce.sh            the full run (under 5 minutes on 2 cores)
-#   scripts/reproduce.sh --quick    fewer repetitions, smaller N (about 90 s)
+#   scripts/reproduce.sh            the default run (under 6 minutes on 2 cores)
+#   scripts/reproduce.sh --full     also the load curves at 100 and 1000
+#                                   connections, and 3 sweeps per curve
+#   scripts/reproduce.sh --quick    fewer repetitions, smaller N (under 2 minutes)
 #   scripts/reproduce.sh --smoke    tiny counts, one run each (under 40 s): the
 #                                   path, not the figures (the test suite runs it)
 #
@@ -54,14 +56,16 @@ usage() {
 
 QUICK=0
 SMOKE=0
+FULL=0
 for arg in "$@"; do
     case "$arg" in
+    --full) FULL=1 ;;
     --quick) QUICK=1 ;;
     --smoke) SMOKE=1 ;;
     -h | --help) usage; exit 0 ;;
     *)
         echo "reproduce.sh: unknown argument '$arg'" >&2
-        echo "usage: scripts/reproduce.sh [--quick | --smoke] [-h]" >&2
+        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke] [-h]" >&2
         exit 2
         ;;
     esac
@@ -108,8 +112,8 @@ RUNGS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll"
 STALL_HOLD=1.5       # seconds client A idles
 STALL_RUNS=3         # per rung: median, min-max
 IDLE_CLIENTS=100     # idle CPU: this many idle connections ...
-IDLE_SECONDS=0.5     # ... held for this long (CPU time is read in ns) ...
-IDLE_RUNS=3          # ... this many times per rung
+IDLE_SECONDS=5       # ... held for this long: CPU time (read in ns) and context
+IDLE_RUNS=1          # switches, so a server that wakes every 10 ms shows (100/s)
 MEM_RUNGS="02-fork 03-threads 07-epoll"
 MEM_NS="1 1000 10000"
 SELECT_N=1100        # above FD_SETSIZE (1024) on purpose
@@ -124,27 +128,34 @@ C10K_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 C10K_CLAIM="05-poll 06-kqueue 07-epoll" # 02 and 03 are measured for contrast
 C10K_N=10000
 C10K_DURATION=2
-# Equal offered load: every compared server at LOAD_N connections and
-# LOAD_RATE messages per second in all, open loop. LOAD_N is 1000, not
-# 10 000: poll's wakeup walks every fd (1.2 to 3.5 ms per wakeup at 10 000
-# idle in the scan here), so at 10 000 connections 05-poll saturates its
-# core at any rate that gives each connection an echo a second, and an
-# equal-load comparison needs every server below saturation. LOAD_RATE was
-# found by measuring on this 2-core machine at N = 1000: at 5000 msgs/s
-# 05-poll, the costliest, used 57% to 97% of its core (saturated in 2 runs
-# of 3), while every other server stayed near 25% and loadgen below 45%;
-# at 2500, 05-poll used 79% to 87% (fewer messages per wakeup, so more CPU
-# per message) and the others 10% to 14%: every server below saturation
-# (90%, loadgen's bound), 05-poll with the thinnest margin. On a slower
-# machine measure_load halves it until no server saturates.
-LOAD_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
-LOAD_N=1000
-LOAD_RATE=2500
-LOAD_DURATION=2
-LOAD_REPS=3
+# The walls: each rung's load curve at C10K, open loop. One server start per
+# rung, one loadgen run that opens CURVE_N connections once and then offers
+# each rate of CURVE_RATES for CURVE_DURATION s (a window per rate, drained
+# before the next), stopping after the first rate it could not keep up with.
+# Rates double from 500 msgs/s (one message per connection every 20 s: a
+# light load where every server pays one wakeup per message) to 64 000,
+# past the knee of every rung measured here and where one loadgen thread
+# reached 80-90% of its core. 04-select is swept at CURVE_N_SELECT, below
+# FD_SETSIZE. Measured by hand on this 2-core machine: 05-poll's core is
+# full from the first rate (each wakeup walks 10 000 fds, 4 ms of CPU), its
+# p90 4.5 to 12 ms at every rate; 07-epoll's p90 0.1 to 0.3 ms up to 64 000.
+CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
+CURVE_NS="10000"
+CURVE_N_SELECT=1000
+CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000"
+CURVE_DURATION=1
+CURVE_REPS=1
+# The yardstick: YARD_RUNG against libuv in YARD_PAIRS pairs, each pair's
+# order drawn at random, at one point of the curve where wakeups batch
+# (YARD_N connections, YARD_RATE msgs/s); the verdict reads the bootstrap
+# interval of the median ratio of CPU per message.
+YARD_PAIRS=10
+YARD_N=2000
+YARD_RATE=16000
+YARD_DURATION=1
 if [ "$QUICK" -eq 1 ]; then
     STALL_RUNS=1
-    IDLE_RUNS=1
+    IDLE_SECONDS=1
     MEM_NS="1 100 1000"
     SCAN_IDLE="0,100,1000"
     SCAN_CONTRAST=""
@@ -152,8 +163,15 @@ if [ "$QUICK" -eq 1 ]; then
     SCAN_REPS=1
     C10K_N=2000
     C10K_DURATION=1
-    LOAD_DURATION=1
-    LOAD_REPS=1
+    CURVE_RUNGS="05-poll 07-epoll"
+    CURVE_NS=2000
+    CURVE_RATES="1000,4000,16000,64000"
+    YARD_PAIRS=4
+fi
+if [ "$FULL" -eq 1 ]; then
+    CURVE_NS="100 1000 10000"
+    CURVE_REPS=3
+    YARD_PAIRS=20
 fi
 if [ "$SMOKE" -eq 1 ]; then
     STALL_HOLD=0.3
@@ -169,10 +187,15 @@ if [ "$SMOKE" -eq 1 ]; then
     C10K_RUNGS=$C10K_CLAIM
     C10K_N=500
     C10K_DURATION=0.5
-    LOAD_N=200
-    LOAD_RATE=2000
-    LOAD_DURATION=0.5
-    LOAD_REPS=1
+    CURVE_RUNGS="05-poll 07-epoll"
+    CURVE_NS=200
+    CURVE_N_SELECT=200
+    CURVE_RATES="500,2000"
+    CURVE_DURATION=0.5
+    YARD_PAIRS=2
+    YARD_N=200
+    YARD_RATE=2000
+    YARD_DURATION=0.5
 fi
 # Off Linux: the event-loop rung that exists there is the memory baseline,
 # and 02-fork and 03-threads are not asked for 10 000 at once: macOS caps
@@ -183,6 +206,7 @@ if [ -n "$SKIP_RUNGS" ]; then
     [ "$SMOKE" -eq 1 ] || MEM_NS="1 1000"
     C10K_RUNGS="05-poll 06-kqueue"
     C10K_CLAIM="05-poll 06-kqueue"
+    CURVE_RUNGS=$(echo "$CURVE_RUNGS" | sed 's/ *07-epoll//')
 fi
 
 RESULTS=${RESULTS_DIR:-$ROOT/results}
@@ -200,6 +224,14 @@ ALLOWED_CPUS=$(echo "${CPUS[*]}" | tr ' ' ',')
 SCAN_CPU=${CPUS[0]}
 C10K_SERVER_CPU=${CPUS[0]}
 C10K_CLIENT_CPU=${CPUS[1]:-${CPUS[0]}}
+# The load curves: server on the first CPU, loadgen on the others, one
+# event loop per CPU (loadgen --threads) up to 8, so a bigger machine than
+# this 2-core one can outpace a single-threaded server.
+CLIENT_THREADS=$((${#CPUS[@]} - 1))
+[ "$CLIENT_THREADS" -lt 1 ] && CLIENT_THREADS=1
+[ "$CLIENT_THREADS" -gt 8 ] && CLIENT_THREADS=8
+CURVE_CLIENT_CPUS=$(echo "${CPUS[*]:1:$CLIENT_THREADS}" | tr ' ' ',')
+[ -n "$CURVE_CLIENT_CPUS" ] || CURVE_CLIENT_CPUS=$C10K_CLIENT_CPU
 case $PIN in
 taskset) PIN_TEXT="Pinning: taskset (scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)." ;;
 cpuset) PIN_TEXT="Pinning: cpuset -l (scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)." ;;
@@ -310,9 +342,10 @@ build() {
     mkdir -p "$TMP/bin"
     build_busy_poll
     build_yardstick
-    # The open loop (--rate) is what the equal-load runs need.
-    LOAD_STATUS="" LOAD_RETRY=""
-    "$LOADGEN" --help 2>&1 | grep -q -- '--rate' || LOAD_STATUS="this loadgen has no --rate (open loop)"
+    # The open loop (--rate lists, --threads) is what the curves need.
+    CURVE_STATUS=""
+    "$LOADGEN" --help 2>&1 | grep -q -- '--threads' || CURVE_STATUS="this loadgen has no --rate sweep and --threads"
+    optional_tool gnuplot "the plots (SVG) were skipped; the tables and verdicts are all there" || true
 }
 
 # Without cmake: the same Release build with the compiler alone (what the
@@ -375,7 +408,7 @@ build_yardstick() {
         YARD_STATUS="uv_echo.c does not build: $(head -n 1 "$TMP/uv.log" | tr -d '"\\')"
     else
         M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev || pkg-config --modversion libuv) 2>/dev/null || echo "installed")
-        LOAD_RUNGS="$LOAD_RUNGS uv-echo"
+        CURVE_RUNGS="$CURVE_RUNGS uv-echo"
         [ "$SMOKE" = 1 ] || SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
         C10K_EXTRA=uv-echo
     fi
@@ -492,48 +525,50 @@ measure_c10k() {
     done
 }
 
-# Equal offered load: the same N and open-loop rate for every compared
-# server, the repetitions interleaved (rep 1 of every server, then rep 2...)
-# so that a slow drift of the machine touches them all alike.
-#
-# The comparison holds only below saturation, and LOAD_RATE was chosen on
-# one machine. Where a server saturates its core at that rate (a slower
-# machine; a kernel whose poll() costs more), every server is measured again
-# at half the rate, and so on while each connection still gets an echo a
-# window (LOAD_N / LOAD_DURATION messages per second); the report says which
-# rates were given up and why, and the abandoned runs stay in the logs.
-measure_load() {
-    local hot floor
-    if [ -n "$LOAD_STATUS" ]; then log "equal load: not measured: $LOAD_STATUS"; return 0; fi
-    floor=$(awk -v n="$LOAD_N" -v d="$LOAD_DURATION" 'BEGIN { f = n / d; printf "%d", f == int(f) ? f : int(f) + 1 }')
-    while :; do
-        load_runs
-        hot=$(saturated_servers "$RAW/load.jsonl")
-        [ -n "$hot" ] && [ $((LOAD_RATE / 2)) -ge "$floor" ] || break
-        LOAD_RETRY="${LOAD_RETRY:+$LOAD_RETRY; }$LOAD_RATE msgs/s ($hot saturated)"
-        log "equal load: at $LOAD_RATE msgs/s a server saturated its core ($hot): every server again at $((LOAD_RATE / 2))"
-        mv "$RAW/load.jsonl" "$LOGS/load-at-$LOAD_RATE.jsonl"
-        LOAD_RATE=$((LOAD_RATE / 2))
+# The walls: one load curve per rung (see CURVE_RATES), the sweeps of all
+# rungs interleaved rep by rep, server on its CPU and loadgen's threads on
+# the others.
+measure_curves() {
+    local rep n rung cn
+    if [ -n "$CURVE_STATUS" ]; then log "curves: not measured: $CURVE_STATUS"; return 0; fi
+    for rep in $(seq 1 "$CURVE_REPS"); do
+        for n in $CURVE_NS; do
+            for rung in 04-select $CURVE_RUNGS; do
+                cn=$n
+                if [ "$rung" = 04-select ]; then
+                    # below FD_SETSIZE; swept once, at the largest N
+                    [ "$n" = "${CURVE_NS##* }" ] || continue
+                    [ "$n" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
+                fi
+                if skipped "$rung"; then
+                    skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
+                    continue
+                fi
+                log "curve: $rung, $cn connections, $CURVE_RATES msgs/s, ${CURVE_DURATION}s each (run $rep/$CURVE_REPS)"
+                LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" \
+                    "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \
+                    c10k -n "$cn" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
+                    --threads "$CLIENT_THREADS" --server-pid @PID
+            done
+        done
     done
 }
 
-# The rungs of FILE's runs that loadgen found saturated on the server's side.
-saturated_servers() {
-    sed -n 's/^{"rung":"\([^"]*\)".*"saturated":"server".*/\1/p' "$1" 2>/dev/null | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g'
-}
-
-load_runs() {
-    local rep rung
-    for rep in $(seq 1 "$LOAD_REPS"); do
-        for rung in $LOAD_RUNGS; do
-            if skipped "$rung"; then
-                [ "$rep" = 1 ] && skip_run "$RAW/load.jsonl" "\"rung\":\"$rung\",\"n\":$LOAD_N,\"run\":1" "$SKIP_WHY"
-                continue
-            fi
-            log "equal load: $rung, $LOAD_N connections at $LOAD_RATE msgs/s for ${LOAD_DURATION}s (run $rep/$LOAD_REPS)"
-            LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/load.jsonl" "\"rung\":\"$rung\",\"n\":$LOAD_N,\"run\":$rep" \
-                $((${LOAD_DURATION%.*} + 60)) "$rung" "$C10K_SERVER_CPU" \
-                c10k -n "$LOAD_N" --rate "$LOAD_RATE" --duration "$LOAD_DURATION" --server-pid @PID
+# The yardstick: YARD_PAIRS pairs of runs, YARD_RUNG and libuv, the order
+# within each pair drawn at random (and recorded), at one rate.
+measure_yardstick() {
+    local pair first second rung order
+    [ -n "$CURVE_STATUS$YARD_STATUS" ] && return 0
+    for pair in $(seq 1 "$YARD_PAIRS"); do
+        first=$YARD_RUNG second=uv-echo
+        awk -v s="$pair$$" 'BEGIN { srand(s); exit rand() < 0.5 }' && first=uv-echo second=$YARD_RUNG
+        order=1
+        for rung in $first $second; do
+            log "yardstick: pair $pair/$YARD_PAIRS, $rung, $YARD_N connections at $YARD_RATE msgs/s"
+            LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/pairs.jsonl" \
+                "\"rung\":\"$rung\",\"pair\":$pair,\"order\":$order" 60 "$rung" "$C10K_SERVER_CPU" \
+                c10k -n "$YARD_N" --rate "$YARD_RATE" --duration "$YARD_DURATION" --server-pid @PID
+            order=2
         done
     done
 }
@@ -563,6 +598,13 @@ describe_machine() {
         M_SOMAXCONN="somaxconn $(cat /proc/sys/net/core/somaxconn 2>/dev/null)"
         M_PORTS=$(tr '\t' ' ' </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
         M_DISTRO=$( (. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}") || true)
+        M_SMT=$(cat /sys/devices/system/cpu/smt/control 2>/dev/null || echo "not exposed")
+        M_SMT="$M_SMT, $(awk '/^siblings/ { s = $3 } /^cpu cores/ { c = $4 }
+            END { if (c) printf "%d thread(s) per core", s / c; else printf "threads per core unknown" }' /proc/cpuinfo)"
+        M_VIRT=$(systemd-detect-virt 2>/dev/null) ||
+            M_VIRT=$(grep -q '^flags.* hypervisor' /proc/cpuinfo && echo "yes (hypervisor flag)" || echo "none seen")
+        M_CLOCKSOURCE=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+        M_GOVERNOR=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo "not exposed")
     else
         M_CPU=$(sysctl -n machdep.cpu.brand_string 2>/dev/null || sysctl -n hw.model 2>/dev/null)
         M_MEM=$(sysctl -n hw.memsize 2>/dev/null || sysctl -n hw.physmem 2>/dev/null)
@@ -572,6 +614,16 @@ describe_machine() {
         M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null | tr '\n' ' ')
         M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /' || true)
         [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
+        # macOS: hw.model, cores against logical CPUs, the hypervisor flag;
+        # FreeBSD: threads per core, kern.vm_guest, the timecounter.
+        M_CPU="$M_CPU$(sysctl -n hw.model 2>/dev/null | sed 's/^/ (/; s/$/)/')"
+        M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
+            M_SMT=$(sysctl -n hw.physicalcpu hw.logicalcpu 2>/dev/null | tr '\n' ' ' |
+                awk '{ printf "%s cores, %s logical CPUs", $1, $2 }')
+        M_VIRT=$(sysctl -n kern.vm_guest 2>/dev/null) ||
+            M_VIRT=$(sysctl -n kern.hv_vmm_present 2>/dev/null | sed 's/^1$/yes/; s/^0$/none seen/')
+        M_CLOCKSOURCE=$(sysctl -n kern.timecounter.hardware 2>/dev/null)
+        M_GOVERNOR="not exposed"
     fi
     M_LOAD=$(uptime 2>/dev/null | sed -n 's/.*load average[s]*: *//p')
 }
@@ -587,7 +639,9 @@ write_settings() {
     ELAPSED=$(awk -v a="$START_TIME" -v b="$(now)" 'BEGIN { s = int(b - a + 0.5); printf "%dm %02ds", s / 60, s % 60 }')
     for v in QUICK SMOKE RUNGS STALL_HOLD STALL_RUNS IDLE_CLIENTS IDLE_SECONDS IDLE_RUNS MEM_RUNGS MEM_NS SELECT_N \
         SCAN_CLAIM SCAN_CONTRAST SCAN_IDLE SCAN_IDLE_SELECT SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
-        C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU LOAD_RUNGS LOAD_N LOAD_RATE LOAD_DURATION LOAD_REPS LOAD_STATUS LOAD_RETRY \
+        C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_RATES \
+        CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
+        M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR \
         ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED PLATFORM PORTABLE PIN_TEXT \
         KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
         M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE M_NOFILE M_SOMAXCONN M_PORTS \
@@ -616,7 +670,8 @@ measure_select_ceiling
 measure_memory
 measure_scan
 measure_c10k
-measure_load
+measure_curves
+measure_yardstick
 
 M_LISTEN_AFTER=$(listen_counters)
 log "writing tables, plots and report"
