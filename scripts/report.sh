@@ -44,7 +44,10 @@ MEM_NAME=PSS
 
 rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv "$RESULTS"/report.md
 shopt -s nullglob
-awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"
+if ! awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"; then
+    echo "report.sh: scripts/lib/report.awk failed: no verdicts" >&2
+    exit 1
+fi
 shopt -u nullglob
 
 # md FILE COLUMN=HEADER...: a CSV file as a Markdown table ("n/a" for empty

@@ -163,7 +163,7 @@ if [ "$QUICK" -eq 1 ]; then
     SCAN_REPS=1
     C10K_N=2000
     C10K_DURATION=1
-    CURVE_RUNGS="05-poll 07-epoll"
+    CURVE_RUNGS="05-poll 06-kqueue 07-epoll"
     CURVE_NS=2000
     CURVE_RATES="1000,4000,16000,64000"
     YARD_PAIRS=4
@@ -187,7 +187,7 @@ if [ "$SMOKE" -eq 1 ]; then
     C10K_RUNGS=$C10K_CLAIM
     C10K_N=500
     C10K_DURATION=0.5
-    CURVE_RUNGS="05-poll 07-epoll"
+    CURVE_RUNGS="05-poll 06-kqueue 07-epoll"
     CURVE_NS=200
     CURVE_N_SELECT=200
     CURVE_RATES="500,2000"

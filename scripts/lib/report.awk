@@ -631,7 +631,7 @@ function median_of(a, n,    i, j, t) {
 # The yardstick: YARD_RUNG's CPU per message over libuv's, pair by pair; the
 # median ratio and its 95% bootstrap interval (2000 resamples, fixed seed:
 # the report is the same each time it is made from the same raw results).
-function verdict_yardstick(    p, e, u, n, ratio, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
+function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
     start()
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
@@ -640,15 +640,15 @@ function verdict_yardstick(    p, e, u, n, ratio, i, b, s, m, lo, hi, mid, copy,
         e = get("pairs", yard_rung "," p, "server_cpu_us_per_msg")
         u = get("pairs", "uv-echo," p, "server_cpu_us_per_msg")
         if (e == "" || u == "" || u + 0 == 0) continue
-        ratio[++n] = e / u
+        ratios[++n] = e / u
         YARD_RATIO[n] = e / u
     }
     if (n < 2) { why("fewer than 2 complete pairs"); verdict("yardstick", 0, ""); return }
-    for (i = 1; i <= n; i++) copy[i] = ratio[i]
+    for (i = 1; i <= n; i++) copy[i] = ratios[i]
     mid = median_of(copy, n)
     srand(1)
     for (b = 1; b <= 2000; b++) {
-        for (i = 1; i <= n; i++) s[i] = ratio[int(rand() * n) + 1]
+        for (i = 1; i <= n; i++) s[i] = ratios[int(rand() * n) + 1]
         m[b] = median_of(s, n)
     }
     median_of(m, 2000)
