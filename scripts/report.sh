@@ -203,8 +203,7 @@ $(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswere
 
 Open loop: each rate is offered on a fixed schedule over all N connections, and every round trip is
 timed from its message's intended send time. A rung's **capacity** is the highest offered rate it kept up
-with (at least 97% of it achieved) with its p90 round trip within 1 ms, below the first rate at which it
-failed; a step where loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its
+with (at least 97% of it achieved) with its p90 round trip within 2 ms; a step where loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its
 threads at 90% of a core) is the client's and counts for nobody.
 
 $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" at_least="at least" why=why floor_p90_us="lowest p90 (µs)" cpu_us_per_msg="CPU per msg there (µs)" server_cpu_pct="server CPU there (%)" ctx_switches_per_msg="context switches per msg there")

@@ -133,16 +133,18 @@ C10K_DURATION=2
 # each rate of CURVE_RATES for CURVE_DURATION s (a window per rate, drained
 # before the next), stopping after the first rate it could not keep up with.
 # Rates double from 500 msgs/s (one message per connection every 20 s: a
-# light load where every server pays one wakeup per message) to 64 000,
-# past the knee of every rung measured here and where one loadgen thread
-# reached 80-90% of its core. 04-select is swept at CURVE_N_SELECT, below
+# light load where every server pays one wakeup per message) to 128 000:
+# 02-fork and 03-threads collapse at 64 000 here, and one loadgen thread
+# reaches 80-90% of its core there, so on 2 cores the last step is the
+# client's (a machine with more cores runs more loadgen threads). 04-select is swept at CURVE_N_SELECT, below
 # FD_SETSIZE. Measured by hand on this 2-core machine: 05-poll's core is
 # full from the first rate (each wakeup walks 10 000 fds, 4 ms of CPU), its
-# p90 4.5 to 12 ms at every rate; 07-epoll's p90 0.1 to 0.3 ms up to 64 000.
+# p90 4.5 to 31 ms at every rate; 07-epoll's p90 0.05 to 0.3 ms up to 64 000
+# on a quiet machine.
 CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 CURVE_NS="10000"
 CURVE_N_SELECT=1000
-CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000"
+CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
 CURVE_DURATION=1
 CURVE_REPS=1
 # The yardstick: YARD_RUNG against libuv in YARD_PAIRS pairs, each pair's

@@ -2,8 +2,8 @@
 # End to end: real loadgen runs, fed through the reporter. Registered in
 # ctest as report-e2e:<case>. The canned raw results of a good run
 # (good/raw) are copied, and the lines of the claims loadgen can measure
-# against one echo server (stall for 02-07, closed-loop C10K, the equal-load
-# open loop and the yardstick) are replaced by what bin/loadgen printed
+# against one echo server (stall for 02-07, closed-loop C10K, the load
+# curves and the yardstick's pairs) are replaced by what bin/loadgen printed
 # against tests' fake_server, tagged as reproduce.sh tags them. So the keys
 # the reporter reads are the keys loadgen writes, and a fault loadgen sees
 # reaches the verdict.
@@ -12,9 +12,9 @@
 #     correct   fake_server echoes correctly: those claims are measured,
 #               C10K reproduced, no fault anywhere, report.sh exits 0
 #     corrupt   every fifth connection gets one flipped byte after 200
-#               bytes: C10K and the equal load say the server misbehaved,
+#               bytes: C10K and the walls say the server misbehaved,
 #               naming "corrupt", and report.sh exits 1
-# Exit 77 (skipped) when this loadgen has no open loop (--rate).
+# Exit 77 (skipped) when this loadgen has no rate sweep (--threads).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,8 +26,8 @@ N=20        # connections per run: small, the test is about the keys
 RATE=400    # msgs/s in all for the open loop: 20 per connection per second
 DURATION=0.5
 
-if ! "$LOADGEN" --help 2>&1 | grep -q -- '--rate'; then
-    echo "report-e2e: skipped: $LOADGEN has no --rate (open loop)"
+if ! "$LOADGEN" --help 2>&1 | grep -q -- '--threads'; then
+    echo "report-e2e: skipped: $LOADGEN has no rate sweep (--threads)"
     exit 77
 fi
 case $CASE in
@@ -83,18 +83,26 @@ done
 for tr in 05-poll:1 06-kqueue:1 07-epoll:1 07-epoll:2; do
     lg "\"rung\":\"${tr%:*}\",\"n\":$N,\"run\":${tr#*:}" c10k -n "$N" --duration "$DURATION" >>"$RAW/c10k.jsonl"
 done
-# The open loop, once per compared server.
-: >"$RAW/load.jsonl"
-for rung in 02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo; do
-    lg "\"rung\":\"$rung\",\"n\":$N,\"run\":1" c10k -n "$N" --rate "$RATE" --duration "$DURATION" >>"$RAW/load.jsonl"
+# A two-step curve per swept server (two loadgen threads), and two yardstick pairs.
+: >"$RAW/curves.jsonl"
+for rung in 04-select 02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo; do
+    lg "\"rung\":\"$rung\",\"n\":$N,\"run\":1" c10k -n "$N" --rate "$RATE,$((2 * RATE))" \
+        --duration "$DURATION" --threads 2 >>"$RAW/curves.jsonl"
+done
+: >"$RAW/pairs.jsonl"
+for pair in 1 2; do
+    for rung in 07-epoll uv-echo; do
+        lg "\"rung\":\"$rung\",\"pair\":$pair,\"order\":1" c10k -n "$N" --rate "$RATE" \
+            --duration "$DURATION" >>"$RAW/pairs.jsonl"
+    done
 done
 {
-    grep -v '^C10K_N=\|^C10K_RUNGS=\|^LOAD_N=\|^LOAD_RATE=\|^LOAD_REPS=' "$RAW/settings.env"
+    grep -v '^C10K_N=\|^C10K_RUNGS=\|^CURVE_NS=\|^CURVE_N_SELECT=\|^YARD_PAIRS=' "$RAW/settings.env"
     echo "C10K_N=$N"
     echo 'C10K_RUNGS="05-poll 06-kqueue 07-epoll"'
-    echo "LOAD_N=$N"
-    echo "LOAD_RATE=$RATE"
-    echo "LOAD_REPS=1"
+    echo "CURVE_NS=$N"
+    echo "CURVE_N_SELECT=$N"
+    echo "YARD_PAIRS=2"
 } >"$WORK/tmp" && mv "$WORK/tmp" "$RAW/settings.env"
 
 NO_PLOTS=1 bash "$ROOT/scripts/report.sh" "$WORK" >"$WORK/out.txt" 2>"$WORK/err.txt"
@@ -109,16 +117,17 @@ correct)
     [ "$(verdict stall | cut -f1)" = reproduced ] || fail "stall: $(verdict stall)"
     [ "$(verdict c10k | cut -f1)" = reproduced ] || fail "c10k: $(verdict c10k)"
     verdict c10k | grep -q "05-poll $N/$N served" || fail "c10k does not show 05-poll's $N/$N served: $(verdict c10k)"
-    # The open loop measured every server: a verdict on the numbers (which
-    # of two identical servers is cheaper is chance), never a fault or a gap.
-    for claim in "equal load" yardstick; do
+    # The curves measured every server: a verdict on the numbers (which of
+    # two identical servers is cheaper, or faster, is chance), never a fault
+    # or a gap.
+    for claim in walls "c10k wall" yardstick; do
         [ "$(verdict "$claim" | cut -f3)" = ok ] || fail "$claim: expected a measured verdict, got: $(verdict "$claim")"
     done
     grep -q '"msgs":[1-9]' "$RAW/c10k.jsonl" || fail "no c10k run echoed a message in its window"
     ;;
 corrupt)
     [ "$rc" -eq 1 ] || fail "report.sh exited $rc (expected 1)"
-    for claim in c10k "equal load"; do
+    for claim in c10k walls; do
         verdict "$claim" | grep -q "^NOT reproduced	the server misbehaved: .*corrupt" ||
             fail "$claim: expected 'the server misbehaved' naming corrupt, got: $(verdict "$claim")"
         [ "$(verdict "$claim" | cut -f3)" = server ] || fail "$claim: class is not server"
