@@ -202,8 +202,8 @@ int main(int argc, char **argv)
         if (fd < 0) {
             if (stop_requested)
                 break;
-            /* A signal, or a client that gave up while queued: keep going. */
-            if (errno != EINTR && errno != ECONNABORTED)
+            /* A signal, or a client that failed while queued: go on (net.h). */
+            if (!accept_retry_at_once(errno))
                 accept_failed(errno); /* EMFILE...: wait a little (blocking.h) */
             continue;
         }

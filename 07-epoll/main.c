@@ -173,8 +173,8 @@ static void accept_clients(void)
     for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue; /* a signal, or a client that gave up while queued */
+            if (accept_retry_at_once(errno))
+                continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
              * spin: accept_failed() stops watching it for a while (events.h). */

@@ -136,7 +136,7 @@ static inline void accept_resume(void)
         accept_pause.retry_ms = 0;
 }
 
-/* accept() failed with err, other than EINTR or ECONNABORTED. */
+/* accept() failed with err, and not one accept_retry_at_once() retries. */
 static inline void accept_failed(int err)
 {
     if (is_transient(err)) { /* EAGAIN: all who queued are in */

@@ -1,7 +1,8 @@
 /*
  * net.h - what every rung shares, and is not what a rung teaches: the
  * command line, the listening socket and its "listening on" line, one-line
- * log messages, the open-file limit, and the stop signals.
+ * log messages, the open-file limit, the stop signals, and the start-up
+ * state it inherits (descriptors 0-2, signal mask and dispositions).
  *
  * Two smaller headers sit on top of this one, and each rung includes
  * exactly one of them:
@@ -33,7 +34,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -41,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -89,43 +93,102 @@ static _Atomic(void (*)(void)) on_stop_hook;
 
 /* ---- messages ---------------------------------------------------------- */
 
-/*
- * One line on stderr, "program: message", in a single write() so that lines
- * from many processes (02) or threads (03) never interleave mid-line; with
- * errno, ": reason" is added. strerror_r, not strerror: POSIX does not
- * require strerror() to be thread-safe, and 03's workers log concurrently.
- * With the name cut at 48 characters and the message at 255, the buffer
- * holds the longest line the parts can make, newline included. errno is
- * left as it was. (Named apart from BSD's warn(3) and
- * err(3).)
- */
-__attribute__((format(printf, 2, 3)))
-static inline void log_line(bool with_errno, const char *fmt, ...)
-{
-    int err = errno;
-    char message[256], reason[128] = "", line[64 + sizeof message + sizeof reason];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    if (with_errno)
-        strerror_r(err, reason, sizeof reason); /* the XSI one, returning int */
-    int len = snprintf(line, sizeof line, "%.48s: %s%s%s\n", program_name, message,
-                       with_errno ? ": " : "", reason);
-    (void)!write(STDERR_FILENO, line, (size_t)len);
-    errno = err;
-}
-#define log_msg(...) log_line(false, __VA_ARGS__)
-#define log_errno(...) log_line(true, __VA_ARGS__)
-/* Start-up failure: name the call, say why (errno), exit 1. */
-#define fatal(...) (log_line(true, __VA_ARGS__), exit(1))
-
 static inline long long monotonic_ms(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
+
+/*
+ * A flood of clients that reset, or vanish mid-write, must neither fill the
+ * log nor stall the loop, so lines that give a reason (log_errno(): a peer's
+ * or accept()'s failure, once the server runs) are held to LOG_LINES_PER_S
+ * a second; fatal() lines and log_msg() lines (-v, refusals) are not. The
+ * lines left out are counted and the count is printed with the next line
+ * that goes out.
+ */
+#define LOG_LINES_PER_S 10
+
+typedef struct {
+    _Atomic long long second_ms; /* when the current second began, monotonic_ms() */
+    atomic_int lines;            /* limited lines asked for in it */
+    atomic_int left_out;         /* lines not written since the last one that was */
+} log_budget_t;
+
+/* In memory shared with 02's children (take_start_up_state()), so that a
+ * thousand children with one reset each still make one budget; lock-free
+ * atomics work across processes. NULL until then: no limit. */
+static log_budget_t *log_budget;
+
+static inline bool log_budget_allows(void)
+{
+    if (!log_budget)
+        return true;
+    long long now = monotonic_ms(), began = atomic_load(&log_budget->second_ms);
+    if (now - began >= 1000 && atomic_compare_exchange_strong(&log_budget->second_ms, &began, now))
+        atomic_store(&log_budget->lines, 0);
+    return atomic_fetch_add(&log_budget->lines, 1) < LOG_LINES_PER_S;
+}
+
+/*
+ * Would a line written to stderr now go out without blocking? stderr may be
+ * a pipe that nobody reads, and then a write() blocks the event loop's only
+ * thread for good. Setting O_NONBLOCK on fd 2 would change the open file
+ * description we share with whoever started us (a shell's 2>&1 makes it
+ * stdout's too, and the next program in the pipeline inherits it), so ask
+ * poll() instead: POLLOUT on a pipe means room for at least one write of
+ * PIPE_BUF bytes, more than our longest line. Files and terminals are always
+ * ready. (Two threads or children that both see room can still fill the
+ * last of it; the later one then waits, which stalls one client, not the
+ * loop.)
+ */
+static inline bool stderr_takes_a_line(void)
+{
+    struct pollfd p = {.fd = STDERR_FILENO, .events = POLLOUT};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
+
+/*
+ * One line on stderr, "program: message", in a single write() so that lines
+ * from many processes (02) or threads (03) never interleave mid-line; with
+ * errno, ": reason" is added. strerror_r, not strerror: POSIX does not
+ * require strerror() to be thread-safe, and 03's workers log concurrently.
+ * With the name cut at 48 characters and the message at 255, the buffer
+ * holds the longest line the parts can make, newline included, and the count
+ * of lines left out before it. errno is left as it was. (Named apart from
+ * BSD's warn(3) and err(3).)
+ */
+__attribute__((format(printf, 3, 4)))
+static inline void log_line(bool limited, bool with_errno, const char *fmt, ...)
+{
+    int err = errno;
+    if ((limited && !log_budget_allows()) || !stderr_takes_a_line()) {
+        if (log_budget)
+            atomic_fetch_add(&log_budget->left_out, 1);
+        errno = err;
+        return;
+    }
+    char message[256], reason[128] = "", line[128 + 64 + sizeof message + sizeof reason];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (with_errno)
+        strerror_r(err, reason, sizeof reason); /* the XSI one, returning int */
+    int left = log_budget ? atomic_exchange(&log_budget->left_out, 0) : 0, len = 0;
+    if (left > 0)
+        len = snprintf(line, sizeof line, "%.48s: %d line%s left out (more than %d a second, "
+                       "or stderr full)\n", program_name, left, left == 1 ? "" : "s", LOG_LINES_PER_S);
+    len += snprintf(line + len, sizeof line - (size_t)len, "%.48s: %s%s%s\n", program_name,
+                    message, with_errno ? ": " : "", reason);
+    (void)!write(STDERR_FILENO, line, (size_t)len);
+    errno = err;
+}
+#define log_msg(...) log_line(false, false, __VA_ARGS__)
+#define log_errno(...) log_line(true, true, __VA_ARGS__)
+/* Start-up failure: name the call, say why (errno), exit 1. */
+#define fatal(...) (log_line(false, true, __VA_ARGS__), exit(1))
 
 /* ---- command line ------------------------------------------------------ */
 
@@ -264,7 +327,11 @@ static inline rlim_t platform_open_file_max(void)
 }
 
 /* Soft limit := the least of the hard limit, the platform's, the ceiling
- * (lowered, too, if it was above). Returns the limit now in force. */
+ * (lowered, too, if it was above). Returns the limit now in force. Raising
+ * the soft limit is the process's own business (setrlimit(2) lets anyone go
+ * up to the hard limit), so a small inherited soft limit (ulimit -Sn 32)
+ * costs nothing; a small hard one is a wall the server meets as designed:
+ * it pauses accept() at the limit and keeps serving whom it has. */
 static inline long raise_open_file_limit(bool verbose)
 {
     struct rlimit rl;
@@ -297,6 +364,31 @@ static inline void on_stop_signal(int sig)
     errno = saved;
 }
 
+/* ---- start-up state ---------------------------------------------------- */
+
+/*
+ * A server may be started by anything: a shell, a supervisor, a test, a
+ * program that forgot to tidy up before exec(). Whatever it inherits and
+ * relies on, it sets itself (DESIGN.md, "Signals and exit"):
+ *
+ * Descriptors 0-2 may be closed. The next pipe() or socket() would then get
+ * one of them: the stop pipe as stdout, say, so that the "listening on" line
+ * lands in the pipe and the event loop wakes for it forever, or the
+ * listener as stderr. So /dev/null goes in each closed one, before any pipe
+ * or socket is made. (open() takes the lowest free number: with 0..fd-1
+ * open, that is fd.)
+ */
+static inline void open_missing_standard_fds(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int null = open("/dev/null", O_RDWR);
+        if (null != fd)
+            exit(1); /* no /dev/null (a bare chroot): and nowhere to say so */
+    }
+}
+
 /*
  * SIGPIPE's default action kills the process when it writes to a peer that
  * has gone; ignored, the write fails with EPIPE and only that peer is closed.
@@ -307,16 +399,59 @@ static inline void on_stop_signal(int sig)
  * and before it went to sleep would leave it asleep: so the event loops
  * also watch stop_pipe[0], which stays readable (the self-pipe trick), and
  * the blocking rungs close that gap another way (blocking.h).
+ *
+ * Inherited dispositions and masks survive exec(): SIGINT/SIGTERM may come
+ * ignored (sigaction() below replaces that) or blocked, which would leave
+ * the server deaf to them, so they are unblocked once their handler is in
+ * place (one already pending is delivered then, and the loop ends at once).
+ * SIGCHLD too may come ignored, which makes the kernel reap children by
+ * itself, or blocked: it is set to the default and unblocked, and 02-fork
+ * then installs its reaper. This is also where the rest of the inherited
+ * state is taken in hand: descriptors 0-2 first, and the budget of log
+ * lines, in memory that 02's children share.
  */
 static inline void install_signal_handlers(void)
 {
+    open_missing_standard_fds();
+    void *shared = mmap(NULL, sizeof *log_budget, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    log_budget = shared == MAP_FAILED ? NULL : shared; /* NULL: lines unlimited */
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
     if (pipe(stop_pipe) < 0) /* before the handler, which writes to it */
         fatal("pipe");
     struct sigaction sa = {.sa_handler = on_stop_signal}; /* sa_flags 0 */
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
         fatal("sigaction");
+    sigset_t relied_on;
+    sigemptyset(&relied_on);
+    sigaddset(&relied_on, SIGINT);
+    sigaddset(&relied_on, SIGTERM);
+    sigaddset(&relied_on, SIGCHLD);
+    sigprocmask(SIG_UNBLOCK, &relied_on, NULL);
+}
+
+/*
+ * accept(2), "Error handling": a connection that failed while it waited in
+ * the queue (ECONNABORTED; on Linux the pending network errors ENETDOWN,
+ * EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP,
+ * ENETUNREACH) says nothing about the next one, and neither does a signal
+ * (EINTR): try again at once. Only running out of descriptors or memory is
+ * worth a pause (accept_failed(), in blocking.h and events.h).
+ */
+static inline bool accept_retry_at_once(int err)
+{
+    switch (err) {
+    case EINTR: case ECONNABORTED: case EPROTO: case ENETDOWN: case ENOPROTOOPT:
+    case EHOSTDOWN: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH:
+#ifdef ENONET /* Linux only */
+    case ENONET:
+#endif
+        return true;
+    default:
+        return false;
+    }
 }
 
 static inline void close_stop_pipe(void)

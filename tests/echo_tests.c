@@ -21,6 +21,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1843,6 +1844,240 @@ out:
 }
 
 /* ======================================================================== */
+/* start-std-closed, start-signals-blocked, start-signals-ignored,          */
+/* start-fd-limit (all rungs): whatever state it is started in              */
+/* ======================================================================== */
+
+/*
+ * Proves: a server owns its start-up state (DESIGN.md, "Signals and exit").
+ * Started with descriptors 0-2 closed, with SIGINT/SIGTERM/SIGCHLD blocked
+ * or ignored, or with an open-file limit of START_FD_LIMIT, it serves an
+ * echo, sleeps while idle, reaps its children (02), and exits 0 on SIGTERM.
+ * (With 0-2 closed, 04-07 once made their stop pipe out of 0 and 1 and
+ * printed the "listening on" line into it: a loop awake for good. Blocked,
+ * SIGTERM never arrived.)
+ */
+#define START_FD_LIMIT 32
+#define START_IDLE_S 0.5
+
+static void expect_serves_sleeps_stops(server_t *s)
+{
+    expect_fresh_echo(s, 1000, "");
+    int zombies = settle(proc_zombie_children, s->pid, 0, 2.0);
+    expect(zombies == 0, "no child left unreaped once its client went: %d", zombies);
+    double cpu = cpu_share_over(s->pid, START_IDLE_S);
+    expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "idle: %.0f%% of a CPU over %.1f s (bound %.0f%%)",
+           cpu * 100.0, START_IDLE_S, IDLE_CPU_BOUND * 100.0);
+    server_stop(s);
+}
+
+static void start_and_check(const rung_t *r, const launch_t *how)
+{
+    server_t s;
+    if (server_start(&s, r->binary, how))
+        expect_serves_sleeps_stops(&s);
+    server_cleanup(&s);
+}
+
+static void test_start_std_closed(const rung_t *r)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port());
+    launch_t how = {.port = port, .std_closed = true};
+    server_t s;
+    if (server_start(&s, r->binary, &how)) {
+        for (int fd = 0; fd <= 2; fd++) {
+            char link[64], target[256] = "";
+            snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)s.pid, fd);
+            ssize_t n = readlink(link, target, sizeof target - 1);
+            target[n > 0 ? n : 0] = '\0';
+            expect(strcmp(target, "/dev/null") == 0, "its fd %d is \"%s\" (want /dev/null)", fd, target);
+        }
+        expect_serves_sleeps_stops(&s);
+    }
+    server_cleanup(&s);
+}
+
+static void test_start_signals_blocked(const rung_t *r)
+{
+    start_and_check(r, &(launch_t){.stop_signals = SIGNALS_BLOCKED});
+}
+
+static void test_start_signals_ignored(const rung_t *r)
+{
+    start_and_check(r, &(launch_t){.stop_signals = SIGNALS_IGNORED});
+}
+
+/* And at that limit, a crowd larger than it: no spin while it waits (the
+ * concurrent rungs hold each client; 01 just queues them). */
+static void test_start_fd_limit(const rung_t *r)
+{
+    server_t s;
+    int fds[START_FD_LIMIT + 8];
+    size_t n = 0;
+    if (!server_start(&s, r->binary, &(launch_t){.nofile = START_FD_LIMIT}))
+        goto out;
+    expect_fresh_echo(&s, 1000, "at the limit's start");
+    n = open_clients(s.port, fds, sizeof fds / sizeof *fds);
+    sleep_s(0.3);
+    double cpu = cpu_share_over(s.pid, START_IDLE_S);
+    expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "%zu clients held or queued at a limit of %d: %.0f%% of a CPU (bound %.0f%%)",
+           n, START_FD_LIMIT, cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    close_clients(fds, n);
+    sleep_s(0.2);
+    expect_serves_sleeps_stops(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* reset-flood (all rungs)                                                  */
+/* ======================================================================== */
+
+/*
+ * Proves: a flood of clients that reset costs at most a few log lines, and
+ * the count of the rest is given when logging resumes; with stderr a full
+ * pipe that nobody reads, the server keeps serving (a write() to it would
+ * block the event loop's only thread for good).
+ */
+#define RESET_FLOOD 400
+
+/* One client: an echo, so the server is serving it, then a reset. False if
+ * the echo did not come. */
+static bool echo_then_reset(int port, uint64_t seed)
+{
+    int fd = client_connect(port, 0);
+    bool ok = fd >= 0 && echo_once(fd, seed, 64, ECHO_KEEP_OPEN, 3.0);
+    if (fd >= 0)
+        client_reset(fd);
+    return ok;
+}
+
+static int reset_flood(const server_t *s, int n)
+{
+    int done = 0;
+    while (done < n && echo_then_reset(s->port, 0x7e5e7u + (uint64_t)done))
+        done++;
+    return done;
+}
+
+static void flood_logged_within_bounds(const rung_t *r)
+{
+    server_t s;
+    if (!server_start(&s, r->binary, NULL))
+        goto out;
+    int done = reset_flood(&s, RESET_FLOOD);
+    expect(done == RESET_FLOOD, "%d of %d clients echoed, then reset", done, RESET_FLOOD);
+    sleep_s(0.3); /* 02's last children are still writing their line */
+    int lines = count_lines_with(&s, "reset");
+    expect(lines >= 1 && lines <= RESET_FLOOD / 4, "%d stderr lines name the reset (want 1 to %d)",
+           lines, RESET_FLOOD / 4);
+    sleep_s(1.1); /* past any one-second budget */
+    echo_then_reset(s.port, 99);
+    sleep_s(0.3);
+    int told = count_lines_with(&s, "left out");
+    expect(told >= 1, "a line says how many were left out (%d)", told);
+    expect_fresh_echo(&s, 1000, "after the flood");
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* A pipe already full, made blocking again: as a reader that went away. */
+static bool full_pipe(int p[2])
+{
+    char chunk[4096];
+    memset(chunk, 'x', sizeof chunk);
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return expect(false, "pipe2: %s", strerror(errno));
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    while (write(p[1], chunk, sizeof chunk) > 0)
+        ;
+    fcntl(p[1], F_SETFL, 0); /* shared with the server's stderr: it gets it as found */
+    return true;
+}
+
+static void flood_into_full_pipe(const rung_t *r)
+{
+    server_t s;
+    int p[2];
+    if (!full_pipe(p))
+        return;
+    if (server_start(&s, r->binary, &(launch_t){.stderr_fd = p[1]})) {
+        int done = reset_flood(&s, RESET_FLOOD / 4);
+        expect(done == RESET_FLOOD / 4, "stderr a full pipe: %d of %d clients echoed, then reset",
+               done, RESET_FLOOD / 4);
+        expect_fresh_echo(&s, 1000, "after them");
+        server_stop(&s);
+    }
+    server_cleanup(&s);
+    close(p[0]);
+    close(p[1]);
+}
+
+static void test_reset_flood(const rung_t *r)
+{
+    flood_logged_within_bounds(r);
+    flood_into_full_pipe(r);
+}
+
+/* ======================================================================== */
+/* accept-transient (all rungs)                                             */
+/* ======================================================================== */
+
+/*
+ * Proves: an accept() error that the man page says to retry (a connection
+ * that failed in the queue: EPROTO, ENETDOWN, EHOSTUNREACH on Linux) is
+ * retried at once, without the ACCEPT_RETRY_MS pause meant for running out
+ * of descriptors or memory, and without a log line: the next client's echo
+ * comes sooner than that pause. The fault fires once, with a client queued
+ * (tests/fault.c); the blocking rungs are already inside accept() when it is
+ * set, so a first client, untimed, brings them round to read it.
+ */
+#define TRANSIENT_BOUND_S 0.1 /* the rungs' ACCEPT_RETRY_MS */
+
+static bool fault_fired(void)
+{
+    FILE *f = fopen(fault_file, "r");
+    bool empty = f && fgetc(f) == EOF;
+    if (f)
+        fclose(f);
+    return empty;
+}
+
+static void test_accept_transient(const rung_t *r)
+{
+    static const char *const errs[] = {"EPROTO", "ENETDOWN", "EHOSTUNREACH"};
+    server_t s;
+    if (!faults_on() || !server_start(&s, r->binary, NULL))
+        goto out;
+    for (size_t i = 0; i < sizeof errs / sizeof *errs && server_alive(&s); i++) {
+        char line[64];
+        snprintf(line, sizeof line, "accept %s once", errs[i]);
+        set_fault(line);
+        if (r->number <= 3) {
+            expect_fresh_echo(&s, 100, "(brings the server round to accept())");
+            sleep_s(0.05);
+        }
+        double start = now_s();
+        int fd = client_connect(s.port, 0);
+        bool ok = fd >= 0 && echo_once(fd, 400 + i, 100, ECHO_SHUT_AFTER_ECHO, 5.0);
+        double took = now_s() - start;
+        if (fd >= 0)
+            close(fd);
+        expect(fault_fired(), "accept() failed once with %s", errs[i]);
+        expect(ok && took < TRANSIENT_BOUND_S, "the next client's echo after %.0f ms (want < %.0f ms)",
+               took * 1000.0, TRANSIENT_BOUND_S * 1000.0);
+    }
+    int lines = count_lines_with(&s, "accept");
+    expect(lines == 0, "%d stderr lines name accept (want none: nothing went wrong)", lines);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+    faults_off();
+}
+
+/* ======================================================================== */
 /* the table, and main                                                      */
 /* ======================================================================== */
 
@@ -1887,6 +2122,12 @@ static const test_t tests[] = {
     {"connect-storm", EVENT_RUNGS, test_connect_storm, "a connect storm does not starve an established client"},
     {"io-uring-refused", RUNG(8), test_io_uring_refused, "io_uring_setup refused: one line, exit status 3"},
     {"loops-share", RUNG(9), test_loops_share, "every loop takes a share of the clients"},
+    {"start-std-closed", ALL_RUNGS, test_start_std_closed, "started with fds 0-2 closed: serves, sleeps, exits 0"},
+    {"start-signals-blocked", ALL_RUNGS, test_start_signals_blocked, "started with stop signals blocked: the same"},
+    {"start-signals-ignored", ALL_RUNGS, test_start_signals_ignored, "started with stop signals ignored: the same"},
+    {"start-fd-limit", ALL_RUNGS, test_start_fd_limit, "started with an fd limit of 32: the same, and a crowd"},
+    {"reset-flood", ALL_RUNGS, test_reset_flood, "a flood of resets: few lines, a count, stderr full: serving"},
+    {"accept-transient", ALL_RUNGS, test_accept_transient, "accept() EPROTO...: retried at once, no pause, no line"},
 };
 
 /* The rung is the last path component named like "05-poll". */

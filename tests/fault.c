@@ -6,6 +6,9 @@
  * and is read at every call of CALL, so the test can start and end the fault
  * while the server runs:
  *   accept ENOBUFS | ENOMEM | EMFILE   accept() fails with that errno
+ *   accept EPROTO once                 (or ENETDOWN, EHOSTUNREACH, ECONNABORTED)
+ *                                      accept() fails once, when a client is
+ *                                      queued, and the file is emptied
  *   fork EAGAIN                        fork() fails (a process limit)
  *   pthread_create EAGAIN              pthread_create() fails (a thread limit)
  *   getsockname SIGTERM                SIGTERM arrives just before the first getsockname()
@@ -22,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -40,7 +44,8 @@ static int fault_spare(const char *call, unsigned long *spare)
         int value;
     } whats[] = {{"ENOBUFS", ENOBUFS}, {"ENOMEM", ENOMEM}, {"EMFILE", EMFILE},
                  {"EAGAIN", EAGAIN},   {"SIGTERM", SIGTERM}, {"ENOSYS", ENOSYS},
-                 {"EPERM", EPERM}};
+                 {"EPERM", EPERM},     {"EPROTO", EPROTO},   {"ENETDOWN", ENETDOWN},
+                 {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED}};
     const char *path = getenv("LADDER_FAULT_FILE");
     char line[64] = "";
     int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -69,10 +74,49 @@ static int fault_for(const char *call)
     return fault_spare(call, NULL);
 }
 
+/*
+ * "... once": fail the first call that finds a client queued (a pending
+ * error belongs to a connection, so a fault with nobody waiting would be
+ * no test of how soon the next try comes), then empty the file. A blocking
+ * listener is waited on here, as accept() would; a signal ends the wait
+ * with EINTR, as it would end accept().
+ */
+enum { PASS, FAIL, INTERRUPTED };
+static int fault_once_due(int fd)
+{
+    const char *path = getenv("LADDER_FAULT_FILE");
+    char line[64] = "";
+    int saved = errno, cfd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (cfd >= 0) {
+        ssize_t n = read(cfd, line, sizeof line - 1);
+        line[n > 0 ? n : 0] = '\0';
+        close(cfd);
+    }
+    if (!strstr(line, " once"))
+        return errno = saved, FAIL; /* every call fails */
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int blocking = !(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    int ready = poll(&p, 1, blocking ? -1 : 0);
+    if (ready < 0)
+        return INTERRUPTED; /* a signal, reported as accept() would */
+    if (ready == 0)
+        return errno = saved, PASS; /* nobody queued: a plain EAGAIN below */
+    cfd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (cfd >= 0)
+        close(cfd);
+    errno = saved;
+    return FAIL;
+}
+
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     static int (*next)(int, struct sockaddr *, socklen_t *);
     int err = fault_for("accept");
+    int due = err ? fault_once_due(fd) : PASS;
+    if (due == INTERRUPTED)
+        return -1;
+    if (due == PASS)
+        err = 0;
     if (err) {
         errno = err;
         return -1;

@@ -237,9 +237,25 @@ static void close_from(int lowest)
  * survive exec and hide a server that forgot to ignore it), the limits the
  * test asked for, and no descriptor but stdin, stdout and stderr.
  */
-static void exec_child(const char *binary, char **argv, char **envp, int out_fd,
-                       int err_fd, long nofile, pid_t parent)
+/* The inherited state a launch_t asks for (after the defaults are set). */
+static void inherit_stop_signals(int how)
 {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGCHLD};
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        sigaddset(&set, sigs[i]);
+        if (how == SIGNALS_IGNORED)
+            signal(sigs[i], SIG_IGN);
+    }
+    if (how == SIGNALS_BLOCKED)
+        sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+static void exec_child(const char *binary, char **argv, char **envp, int out_fd,
+                       int err_fd, const launch_t *how, pid_t parent)
+{
+    long nofile = how->nofile;
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
@@ -256,9 +272,10 @@ static void exec_child(const char *binary, char **argv, char **envp, int out_fd,
         struct rlimit rl = {.rlim_cur = (rlim_t)nofile, .rlim_max = (rlim_t)nofile};
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    inherit_stop_signals(how->stop_signals);
     dup2(out_fd, STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    close_from(3); /* whatever our own parent left open is not the server's */
+    dup2(how->stderr_fd > 0 ? how->stderr_fd : err_fd, STDERR_FILENO);
+    close_from(how->std_closed ? 0 : 3); /* what our own parent left open is not the server's */
     execve(binary, argv, envp);
     static const char msg[] = "exec failed\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -290,7 +307,7 @@ static bool spawn(char **argv, const launch_t *how, spawned_t *sp)
     pid_t parent = getpid();
     pid_t pid = envp ? fork() : -1;
     if (pid == 0)
-        exec_child(argv[0], argv, envp, out[1], err_fd, how->nofile, parent);
+        exec_child(argv[0], argv, envp, out[1], err_fd, how, parent);
     int saved = errno;
     free(envp);
     free(owned);
@@ -364,6 +381,42 @@ static int parse_listening_line(const char *line)
     return strcmp(line, expected) == 0 ? port : -1;
 }
 
+int free_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* With no stdout to read the line from: ready once a connect() succeeds. */
+static bool await_accepting(server_t *s, int port)
+{
+    double deadline = now_s() + START_TIMEOUT_S;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    while (now_s() < deadline && server_alive(s)) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (up) {
+            s->port = port;
+            note("started %s (pid %d) on 127.0.0.1:%d, fds 0-2 closed", basename_of(s->binary),
+                 (int)s->pid, port);
+            return true;
+        }
+        sleep_s(0.02);
+    }
+    return expect(false, "%s did not accept on port %d within %.0f s", basename_of(s->binary),
+                  port, START_TIMEOUT_S);
+}
+
 bool server_start(server_t *s, const char *binary, const launch_t *how)
 {
     static const launch_t defaults;
@@ -379,6 +432,8 @@ bool server_start(server_t *s, const char *binary, const launch_t *how)
     s->out_fd = sp.out_fd;
     s->err_fd = sp.err_fd;
 
+    if (how->std_closed)
+        return await_accepting(s, atoi(how->port));
     char line[256];
     if (!read_first_line(s->out_fd, line, sizeof line, START_TIMEOUT_S)) {
         expect(false, "%s printed no listening line within %.0f s (got \"%s\")",

@@ -70,7 +70,19 @@ typedef struct {
     const char *const *extra_args;  /* more arguments, NULL-terminated, or NULL */
     long nofile;                    /* > 0: soft and hard RLIMIT_NOFILE */
     const char *asan_options;       /* appended to ASAN_OPTIONS, or NULL */
+    /* Inherited state a server must take in hand (DESIGN.md): */
+    bool std_closed;                /* fds 0-2 closed: port must be set (see
+                                       free_port()); ready once it accepts */
+    int stop_signals;               /* SIGINT, SIGTERM, SIGCHLD: 0 default,
+                                       SIGNALS_BLOCKED or SIGNALS_IGNORED */
+    int stderr_fd;                  /* > 0: the server's stderr (a pipe, say),
+                                       instead of a temporary file */
 } launch_t;
+#define SIGNALS_BLOCKED 1
+#define SIGNALS_IGNORED 2
+
+/* A port on 127.0.0.1 that nothing listened on a moment ago, or -1. */
+int free_port(void);
 
 typedef struct {
     const char *binary;
