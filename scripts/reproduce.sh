@@ -7,6 +7,10 @@
 #   scripts/reproduce.sh --quick    fewer repetitions, smaller N (under 2 minutes)
 #   scripts/reproduce.sh --smoke    tiny counts, one run each (under 40 s): the
 #                                   path, not the figures (the test suite runs it)
+#   scripts/reproduce.sh --reference    the default run, then its report, tables,
+#                                   verdicts, settings and plots copied to
+#                                   docs/reference/: the figures every document
+#                                   quotes (for maintainers, on a quiet machine)
 #
 # It builds the Release configuration (no sanitizers: the only build whose
 # numbers mean anything), two servers that are not rungs (the busy-poll
@@ -57,15 +61,17 @@ usage() {
 QUICK=0
 SMOKE=0
 FULL=0
+REFERENCE=0
 for arg in "$@"; do
     case "$arg" in
     --full) FULL=1 ;;
+    --reference) REFERENCE=1 ;;
     --quick) QUICK=1 ;;
     --smoke) SMOKE=1 ;;
     -h | --help) usage; exit 0 ;;
     *)
         echo "reproduce.sh: unknown argument '$arg'" >&2
-        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke] [-h]" >&2
+        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference] [-h]" >&2
         exit 2
         ;;
     esac
@@ -682,4 +688,10 @@ printf '\n== Verdicts (%s; full report: %s) ==\n' "$ELAPSED" "${RESULTS#"$ROOT"/
 bash "$ROOT/scripts/report.sh" "$RESULTS"
 report_rc=$?
 [ "$N_FAILURES" -gt 0 ] && grep '^measurement not made' "$RAW/problems.txt"
+if [ "$REFERENCE" = 1 ] && [ "$report_rc" -eq 0 ]; then
+    rm -rf "$ROOT/docs/reference" && mkdir -p "$ROOT/docs/reference"
+    cp "$RESULTS"/report.md "$RESULTS"/verdicts.tsv "$RESULTS"/*.csv "$RAW/settings.env" "$ROOT/docs/reference/"
+    for svg in "$RESULTS"/*.svg; do [ -f "$svg" ] && cp "$svg" "$ROOT/docs/reference/"; done
+    log "reference: report, tables, verdicts, settings and plots copied to docs/reference/"
+fi
 [ "$report_rc" -eq 0 ] && [ "$N_FAILURES" -eq 0 ] && [ "$N_PROBLEMS" -eq 0 ]

@@ -32,7 +32,7 @@ rc=$?
 R=$WORK/results
 [ "$rc" -eq 0 ] || fail "reproduce.sh --smoke exited $rc (expected 0)"
 [ -s "$R/verdicts.tsv" ] || fail "no verdicts written"
-[ "$(wc -l <"$R/verdicts.tsv" 2>/dev/null)" -eq 10 ] 2>/dev/null || fail "expected 10 verdict lines"
+[ "$(wc -l <"$R/verdicts.tsv" 2>/dev/null)" -eq 11 ] 2>/dev/null || fail "expected 11 verdict lines"
 [ ! -s "$WORK/called" ] || fail "GNU-only tools were called: $(cat "$WORK/called")"
 
 # The reasons the portable path may give for leaving a claim unmeasured:
