@@ -77,9 +77,10 @@ if (kind eq 'curve') {
     set logscale y 10
     set mytics 1
     set format x '%.0f'
-    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#17becf']
-    array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
-    rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
+    # 08 and 09 (beyond the ladder) after the seven; libuv last.
+    array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
+    array shape[10] = [1, 2, 3, 5, 7, 9, 11, 4, 6, 13]
+    rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 1, 2))
     n = words(rungs)
     set datafile separator ','
     # Each rung's rows at its N (04-select is swept below FD_SETSIZE); an

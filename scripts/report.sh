@@ -32,7 +32,7 @@ set +a
 # Settings an older raw folder may not have.
 : "${CURVE_RUNGS:=}" "${CURVE_NS:=}" "${CURVE_N_SELECT:=}" "${CURVE_RATES:=}" "${CURVE_DURATION:=}" "${CURVE_REPS:=1}"
 : "${CURVE_STATUS:=}" "${CLIENT_THREADS:=1}" "${CURVE_CLIENT_CPUS:=}" "${YARD_PAIRS:=}" "${YARD_N:=}" "${YARD_RATE:=}"
-: "${YARD_DURATION:=}" "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
+: "${YARD_DURATION:=}" "${BEYOND_STATUS:=}" "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
 : "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}" "${MEM_KEY:=server_pss_kb}"
 : "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
 : "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}" "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
@@ -159,7 +159,7 @@ $([ "${PORT_WAIT_S:-0}" != 0 ] && printf 'Waited %s s in all for ephemeral ports
 - Load curves, open loop: \`c10k -n N --rate $CURVE_RATES --duration $CURVE_DURATION --threads $CLIENT_THREADS\` (one window per rate
   on the same connections, each drained before the next, the sweep stopping after the first rate it fell behind at)
   at N = $CURVE_NS (04-select at $CURVE_N_SELECT), $CURVE_REPS sweep(s) per rung, server on CPU ${C10K_SERVER_CPU:-?} and loadgen on
-  ${CURVE_CLIENT_CPUS:-?}, for 04-select $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}
+  ${CURVE_CLIENT_CPUS:-?}, for 04-select $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}${BEYOND_STATUS:+ Beyond the ladder, not measured: $BEYOND_STATUS.}
 - Yardstick: $YARD_PAIRS pairs of \`c10k -n $YARD_N --rate $YARD_RATE --duration $YARD_DURATION\`, $YARD_RUNG and libuv, in random order within each pair.
   Yardstick: $YARD_TEXT.
 

@@ -148,6 +148,10 @@ C10K_DURATION=2
 # p90 4.5 to 31 ms at every rate; 07-epoll's p90 0.05 to 0.3 ms up to 64 000
 # on a quiet machine.
 CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
+# Beyond the ladder, on the same curves (Linux): 08-io_uring where the
+# kernel allows io_uring, and 09-reuseport (one loop per CPU; on 2 cores,
+# pinned to the server's one CPU like the others, it cannot gain).
+BEYOND_RUNGS="08-io_uring 09-reuseport"
 CURVE_NS="10000"
 CURVE_N_SELECT=1000
 CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
@@ -354,6 +358,7 @@ build() {
     CURVE_STATUS=""
     "$LOADGEN" --help 2>&1 | grep -q -- '--threads' || CURVE_STATUS="this loadgen has no --rate sweep and --threads"
     optional_tool gnuplot "the plots (SVG) were skipped; the tables and verdicts are all there" || true
+    check_beyond
 }
 
 # Without cmake: the same Release build with the compiler alone (what the
@@ -377,6 +382,38 @@ build_with_cc() {
         (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c crew.c pool.c stats.c report.c proc.c \
             loop_kqueue.c -o "$BIN/loadgen-kqueue" -lm -pthread) || return 1
     fi
+}
+
+# The servers past the ladder that this machine can run: 08-io_uring exits
+# 3 with one line where io_uring is refused (a sysctl, seccomp, an old
+# kernel); the curves then say so instead of measuring it.
+check_beyond() {
+    local rung rc pid
+    BEYOND_STATUS=""
+    [ "$SMOKE" = 1 ] || [ "$QUICK" = 1 ] && return 0
+    for rung in $BEYOND_RUNGS; do
+        if [ ! -x "$BIN/$rung" ]; then
+            BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }$rung: not built on this platform"
+            continue
+        fi
+        if [ "$rung" = 08-io_uring ]; then
+            "$BIN/$rung" -p 0 -b 127.0.0.1 >/dev/null 2>"$TMP/uring.err" &
+            pid=$!
+            sleep 0.3
+            if kill -TERM "$pid" 2>/dev/null; then
+                wait "$pid"
+            else
+                wait "$pid"
+                rc=$?
+                if [ "$rc" = 3 ]; then
+                    BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring unavailable ($(head -n 1 "$TMP/uring.err" | tr -d '"\\'))"
+                    continue
+                fi
+            fi
+        fi
+        CURVE_RUNGS="$CURVE_RUNGS $rung"
+    done
+    [ -z "$BEYOND_STATUS" ] || log "beyond: not measured: $BEYOND_STATUS"
 }
 
 # The write-up's detour: 01-blocking made non-blocking and polled in a loop,
@@ -649,7 +686,7 @@ write_settings() {
         SCAN_CLAIM SCAN_CONTRAST SCAN_IDLE SCAN_IDLE_SELECT SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_RATES \
         CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
-        M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR \
+        M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
         ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED PLATFORM PORTABLE PIN_TEXT \
         KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
         M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE M_NOFILE M_SOMAXCONN M_PORTS \
