@@ -706,7 +706,7 @@ typedef struct {
 } c10k_setup_t;
 
 static void print_c10k_row(const options_t *o, const c10k_setup_t *setup, const crew_sum_t *s,
-                           const cpu_window_t *cpu, double rate)
+                           const cpu_window_t *cpu, double rate, int step_index)
 {
     pool_t p = as_pool(s);
     size_t n = (size_t)o->connections;
@@ -737,7 +737,10 @@ static void print_c10k_row(const options_t *o, const c10k_setup_t *setup, const 
     report_switches(&r, cpu, s->n.round_trips);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
-    report_print(&r, o->output);
+    if (o->rate_count > 1) /* a sweep: rows of a series, one header (CSV, table) */
+        report_print_row(&r, o->output, step_index == 0);
+    else
+        report_print(&r, o->output);
 }
 
 /* Whether the step just run kept up with its schedule (see SWEEP_KEEP_UP). */
@@ -805,7 +808,7 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
         if (last && measured && !sum.timed_out)
             crew_run(crew, TASK_TAIL, TAIL_NS, 0, deadline);
         crew_sum(crew, &sum); /* counted now: whatever broke in the tail is in the figures */
-        print_c10k_row(o, &setup, &sum, &cpu, rate);
+        print_c10k_row(o, &setup, &sum, &cpu, rate, step);
         note_late(&sum, rate);
         if (last && step + 1 < steps && measured && !kept_up(&sum, rate))
             fprintf(stderr, "loadgen: note: the sweep stops at %.0f msgs/s: only %.0f sent "

@@ -162,10 +162,22 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
     return next(fd, addr, len);
 }
 
+/*
+ * write() and syscall() are also called from signal handlers (a server's
+ * self-pipe, say), where dlsym() may not run (it can allocate): the next
+ * definitions are looked up once, when the library is loaded.
+ */
+static ssize_t (*next_write)(int, const void *, size_t);
+static long (*next_syscall)(long, ...);
+__attribute__((constructor)) static void find_next_definitions(void)
+{
+    next_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    next_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+}
+
 /* Only writes to sockets count and fail: a program's stderr and files go through. */
 ssize_t write(int fd, const void *buf, size_t len)
 {
-    static ssize_t (*next)(int, const void *, size_t);
     static unsigned long socket_writes; /* so far, in this process */
     unsigned long spare = 0;
     int type, err = fault_spare("write", &spare);
@@ -175,16 +187,13 @@ ssize_t write(int fd, const void *buf, size_t len)
         errno = err;
         return -1;
     }
-    if (!next)
-        next = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    return next(fd, buf, len);
+    return next_write(fd, buf, len);
 }
 
 /* 08-io_uring reaches io_uring through syscall(2). Its arguments are passed
  * on as six longs, which is how the C library's syscall() takes them. */
 long syscall(long number, ...)
 {
-    static long (*next)(long, ...);
     long a[6];
     va_list ap;
     va_start(ap, number);
@@ -196,7 +205,5 @@ long syscall(long number, ...)
         errno = err;
         return -1;
     }
-    if (!next)
-        next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-    return next(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    return next_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -319,6 +319,30 @@ static const case_t CASES[] = {
          "msgs>360", "msgs<440", "echoes_per_conn_min>15", "echoes_per_conn_max<25",
          "late_sends<300", "schedule_lag_ms_max>-1", "in_flight_at_end<21", "rtt_p999_us>0",
          "server_cpu_pct>0", "client_cpu_pct<90", "saturated=none", "error="}},
+    /* --threads 2: two event loops share the 20 connections; their counters are summed
+     * (two of twenty corrupted: one in each loop's share or both in one, 2 in all) and the
+     * closed-loop invariant on bytes_verified holds for the merged result. */
+    {"threads-closed-loop", {"--mode", "echo"},
+     {"c10k", N20, "--threads", "2", "--server-pid", "SERVER_PID"}, 0, 1,
+     {"served=20", "threads=2", "lost=0", "corrupt=0", "msgs>0", "echoes_per_conn_min>0",
+      "client_cpu_ms>0", "client_thread_cpu_pct_max>0", "server_ctx_switches>0", "error="}},
+    {"threads-corrupt", {"--mode", "corrupt", "--every", "10", "--after", "1000"},
+     {"c10k", N20, "--threads", "2"}, 1, 1,
+     {"served=20", "threads=2", "corrupt=2", "lost=0", "error=corrupt"}},
+    {"threads-open-loop", {"--mode", "echo"},
+     {"c10k", "-n", "21", "--duration", "1", "--rate", "420", "--threads", "2"}, 0, 1,
+     {"served=21", "threads=2", "rate_offered=420.0", "rate_achieved>378", "rate_achieved<462",
+      "msgs>378", "echoes_per_conn_min>15", "echoes_per_conn_max<25", "error="}},
+    /* A load curve: one result per rate, on the same connections. */
+    {"sweep", {"--mode", "echo"},
+     {"c10k", "-n", "20", "--duration", "0.5", "--rate", "100,200,400", "--server-pid",
+      "SERVER_PID"}, 0, 3,
+     {"served=20", "requested=20", "rate_offered=400.0", "rate_achieved>360", "msgs>180",
+      "server_ctx_switches_per_msg>0", "unclosed=0", "error="}},
+    /* Idle: a server asleep in poll() makes no wakeup (a second's worth of slack). */
+    {"hold-wakeups", {"--mode", "echo"},
+     {"hold", "-n", "10", "--duration", "1", "--server-pid", "SERVER_PID"}, 0, 1,
+     {"served=10", "server_ctx_switches>-1", "server_wakeups_per_s<2", "error="}},
     /* Every slot due inside the window is sent, also one due just before its end: at
      * 1000.002 msgs/s slot j is due at j / 1000.002 s, so slots 0 to 1000 fall inside the
      * 1 s window (slot 1000 at 999.998 ms, 2 us before the end; slot 1001 after it). Each
