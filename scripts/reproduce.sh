@@ -145,8 +145,8 @@ C10K_DURATION=2
 # client's (a machine with more cores runs more loadgen threads). 04-select is swept at CURVE_N_SELECT, below
 # FD_SETSIZE. Measured by hand on this 2-core machine: 05-poll's core is
 # full from the first rate (each wakeup walks 10 000 fds, 4 ms of CPU), its
-# p90 4.5 to 31 ms at every rate; 07-epoll's p90 0.05 to 0.3 ms up to 64 000
-# on a quiet machine.
+# p90 3 to 46 ms at every rate; 07-epoll's p90 0.05 to 0.3 ms up to 64 000
+# on a quiet machine (docs/reference/curves.csv).
 CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 # Beyond the ladder, on the same curves (Linux): 08-io_uring where the
 # kernel allows io_uring, and 09-reuseport (one loop per CPU; on 2 cores,

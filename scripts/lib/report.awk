@@ -54,7 +54,8 @@ BEGIN {
     # 0.13 to 17 ms within one sweep). The bound, 2 ms: the O(ready) loops'
     # p90 at 10 000 connections was 0.05 to 0.3 ms on a quiet machine and
     # up to 1.8 ms with compilers running on both cores, while 05-poll's
-    # floor there, every wakeup walking all its fds, was 4.5 to 4.7 ms.
+    # floor there, every wakeup walking all its fds, was 3.3 to 4.7 ms in
+    # three runs (docs/reference/ holds one).
     CURVE_KEPT = 0.97
     OBJ_PCT = 90
     OBJ_US = 2000
