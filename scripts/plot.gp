@@ -76,11 +76,18 @@ if (kind eq 'curve') {
     set logscale x 2
     set logscale y 10
     set mytics 1
-    set format x '%.0f'
+    set xtics ('500' 500, '1 000' 1000, '2 000' 2000, '4 000' 4000, '8 000' 8000, \
+               '16 000' 16000, '32 000' 32000, '64 000' 64000, '128 000' 128000)
+    # The latency objective behind each capacity (scripts/lib/report.awk), when given.
+    if (exists('objective') && objective > 0) {
+        set arrow from graph 0, first objective to graph 1, first objective nohead dt 2 lc rgb '#888888'
+        set label 'capacity objective (p90)' at graph 0.01, first objective * 1.25 tc rgb '#666666'
+    }
     # 08 and 09 (beyond the ladder) after the seven; libuv last.
     array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
     array shape[10] = [1, 2, 3, 5, 7, 9, 11, 4, 6, 13]
-    rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 1, 2))
+    # (the rung's number from its second digit: gnuplot reads '08' and '09' as bad octal)
+    rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 2, 2))
     n = words(rungs)
     set datafile separator ','
     # Each rung's rows at its N (04-select is swept below FD_SETSIZE); an
@@ -89,5 +96,5 @@ if (kind eq 'curve') {
     plot for [i = 1:n] data every ::1 \
         using (column(xcol)):(wanted(word(rungs, i)) && strcol(col) ne '' ? column(col) : NaN) \
         with linespoints lw 2 lc rgb colour[rung_index(word(rungs, i))] \
-        pt shape[rung_index(word(rungs, i))] ps 1.2 title word(rungs, i)
+        pt shape[rung_index(word(rungs, i))] ps 1.2 title word(rungs, i) noenhanced
 }

@@ -89,7 +89,7 @@ plots() {
         local nsel=${CURVE_NS##* } crungs=""
         for rung in 04-select $CURVE_RUNGS; do grep -q "^$rung," "$RESULTS/curves.csv" && crungs="$crungs $rung"; done
         local how="open loop, server on one CPU, loadgen on CPU(s) ${CURVE_CLIENT_CPUS:-?}; 04-select at ${CURVE_N_SELECT:-?}"
-        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=3; col=12; \
+        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=3; col=12; objective=2000; \
             term='svg'; out='$RESULTS/curve-latency.svg'; xlab='offered rate (messages/s)'; \
             ylab='round trip, p90 (µs, from the intended send)'; \
             ttl='Load curves at $nsel connections ($how)'" "$gp"
