@@ -99,6 +99,31 @@ static inline int open_shared_listener(const server_options_t *opts)
  * SIGINT/SIGTERM; returns when all have ended. A loop that cannot start is
  * a start-up failure: its listener would take a share of the clients and
  * never accept them. */
+/*
+ * The listening line promises a server that is set up: the first loop
+ * prints it only once every loop has its interest list (a test that counts
+ * the server's descriptors right after it would otherwise race the others).
+ */
+static pthread_mutex_t loops_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t loops_cond = PTHREAD_COND_INITIALIZER;
+static int loops_ready;
+
+static inline void loop_is_ready(void)
+{
+    pthread_mutex_lock(&loops_lock);
+    loops_ready++;
+    pthread_cond_broadcast(&loops_cond);
+    pthread_mutex_unlock(&loops_lock);
+}
+
+static inline void wait_for_loops(int n)
+{
+    pthread_mutex_lock(&loops_lock);
+    while (loops_ready < n)
+        pthread_cond_wait(&loops_cond, &loops_lock);
+    pthread_mutex_unlock(&loops_lock);
+}
+
 static inline void run_loops(int n, void *(*loop)(void *))
 {
     static pthread_t threads[MAX_LOOPS];

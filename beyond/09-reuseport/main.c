@@ -239,6 +239,11 @@ static void *run_loop(void *arg)
     if (!set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN) ||
         !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN))
         fatal("epoll_ctl");
+    loop_is_ready();
+    if (id == 0) {
+        wait_for_loops(loops); /* then every loop is set up (reuseport.h) */
+        announce_listening(listen_fd);
+    }
 
     while (!stop_requested) {
         struct epoll_event events[MAX_EVENTS];
@@ -283,7 +288,6 @@ int main(int argc, char **argv)
     claim_port(&opts); /* a port in use fails here, as in every rung */
     for (int i = 0; i < loops; i++)
         listeners[i] = open_shared_listener(&opts);
-    announce_listening(listeners[0]);
     if (verbose)
         log_msg("%d loops, one listener each on port %s", loops, shared_port);
     run_loops(loops, run_loop);
