@@ -3,9 +3,10 @@
 #   make         ./server from main.c with AddressSanitizer and UBSan, warnings
 #                as errors: the build for poking at the code and finding bugs
 #   make wall    ./server-release (-O2, no sanitizers: the build whose figures
-#                mean something) and the load client, then the rung's
-#                demonstration (../common/wall.sh): it prints the figure beside
-#                what to expect, and stops the server it started
+#                mean something), then the rung's demonstration, its own
+#                ./wall.sh: it builds the load client with make
+#                (clients/loadgen.mk, into build/wall/), prints each figure
+#                beside what to expect, and stops the server it started
 #   make clean   removes both servers
 #
 # The project's flags always apply; CFLAGS, CPPFLAGS and LDFLAGS from the
@@ -18,18 +19,24 @@ DEV_CFLAGS    = $(WARN) -g -O1 -fno-omit-frame-pointer $(SAN)
 RELEASE_FLAGS = $(WARN) -O2
 PHASE_CPPFLAGS = -I$(UP)../common $(SHIM_CPPFLAGS)
 
-server: main.c $(UP)../common/net.h $(UP)../common/blocking.h $(UP)../common/events.h $(EXTRA_DEPS)
-	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(DEV_CFLAGS) $(CFLAGS) -o server main.c $(SAN) $(LDFLAGS) $(LDLIBS)
+PHASE_DEPS    = main.c $(UP)../common/net.h $(UP)../common/blocking.h \
+                $(UP)../common/events.h $(EXTRA_DEPS)
 
-server-release: main.c $(UP)../common/net.h $(UP)../common/blocking.h $(UP)../common/events.h $(EXTRA_DEPS)
-	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o server-release main.c $(LDFLAGS) $(LDLIBS)
+PHASE_LINK    = $(LDFLAGS) $(LDLIBS)
+
+server: $(PHASE_DEPS)
+	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(DEV_CFLAGS) $(CFLAGS) -o server main.c $(SAN) $(PHASE_LINK)
+
+server-release: $(PHASE_DEPS)
+	$(CC) $(PHASE_CPPFLAGS) $(CPPFLAGS) $(RELEASE_FLAGS) $(CFLAGS) -o $@ main.c $(PHASE_LINK)
 
 # wall.sh is POSIX sh; WALL_SH picks the shell that runs it (the tests run it
-# with posh and dash, strict POSIX shells, to keep it portable).
+# with posh and dash, strict POSIX shells, to keep it portable). MAKE is
+# passed on so that the load client is built by this same make.
 WALL_SH       = sh
 
 wall: server-release
-	CC="$(CC)" $(WALL_SH) $(UP)../common/wall.sh
+	MAKE="$(MAKE)" CC="$(CC)" $(WALL_SH) ./wall.sh
 
 clean:
 	rm -f server server-release

@@ -21,8 +21,11 @@
 # Environment: CC, the compiler make will use (default cc); DOCTOR_MIN_FDS
 # (default 10100: C10K's clients plus a margin).
 set -u
+# The limits and caps are read as the walls read them: scripts/lib/ladder.sh.
+. "$(dirname "$0")/lib/ladder.sh"
+ladder_platform
 
-os=$(uname -s)
+os=$LADDER_OS
 missing=0
 warned=0
 ok() { printf 'ok       %s\n' "$*"; }
@@ -178,18 +181,6 @@ fi
 # ---- limits -----------------------------------------------------------------------------
 
 min_fds=${DOCTOR_MIN_FDS:-10100}
-# limit "Max open files" soft|hard: from /proc on Linux (posh has no ulimit).
-limit() {
-    if [ -r /proc/self/limits ]; then
-        awk -v name="$1" -v which="$2" 'index($0, name) == 1 {
-            n = split(substr($0, length(name) + 1), f, " "); print (which == "soft" ? f[1] : f[2]); exit }' /proc/self/limits
-    elif [ "$1" = "Max open files" ]; then
-        # shellcheck disable=SC3045 # -n and -H: not POSIX, in every sh that lacks /proc here
-        if [ "$2" = soft ]; then ulimit -n 2>/dev/null; else ulimit -Hn 2>/dev/null; fi
-    fi
-}
-sysctl_n() { sysctl -n "$1" 2>/dev/null; }
-
 # The sysctl line that raises the kernel's file caps to 65536, naming only
 # those below it: macOS sizes kern.maxfiles by memory (245 760 on a 16 GB
 # Mac), and setting it to 65536 there would lower it. When neither is
@@ -197,7 +188,7 @@ sysctl_n() { sysctl -n "$1" 2>/dev/null; }
 raise_fd_sysctls() {
     set_=""
     for k in kern.maxfiles kern.maxfilesperproc; do
-        v=$(sysctl_n "$k")
+        v=$(kern "$k")
         [ -n "$v" ] && [ "$v" -lt 65536 ] && set_="$set_ $k=65536"
     done
     if [ -n "$set_" ]; then
@@ -210,10 +201,10 @@ raise_fd_sysctls() {
     fi
 }
 
-soft=$(limit "Max open files" soft); hard=$(limit "Max open files" hard)
+soft=$(limit -n); hard=$(limit -Hn)
 cap=$hard
 if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
-    per=$(sysctl_n kern.maxfilesperproc)
+    per=$(kern kern.maxfilesperproc)
     [ -n "$per" ] && { [ "$cap" = unlimited ] || [ -z "$cap" ] || [ "$per" -lt "$cap" ]; } && cap=$per
 fi
 if [ -z "$cap" ]; then
@@ -230,14 +221,14 @@ fi
 
 # Processes and threads per user: 02 holds 1000 children, 03 10 000 threads.
 if [ "$os" = Linux ]; then
-    nproc_hard=$(limit "Max processes" soft)
+    nproc_hard=$(limit -u)
     if [ -n "$nproc_hard" ] && [ "$nproc_hard" != unlimited ] && [ "$nproc_hard" -lt 11000 ]; then
         warn "processes per user (ulimit -u) $nproc_hard: 03-threads' 10 000 threads count against it and its wall will stop early"
     else
         ok "processes per user: ${nproc_hard:-?} (03 needs 10 001 threads)"
     fi
 elif [ "$os" = Darwin ]; then
-    t=$(sysctl_n kern.num_taskthreads); p=$(sysctl_n kern.maxprocperuid)
+    t=$(thread_cap); p=$(kern kern.maxprocperuid)
     if [ -n "$t" ] && [ "$t" -lt 10001 ]; then
         warn "kern.num_taskthreads = $t threads per process: 03-threads meets it before 10 000 clients (a fixed cap of XNU's: the wall, measured on macOS)"
     else
@@ -252,11 +243,8 @@ fi
 
 # The accept queue: a burst of connects past it turns into SYN retries of
 # 1 s, 2 s, ..., which every connect-time figure then carries.
-case $os in
-Linux) q=$(cat /proc/sys/net/core/somaxconn 2>/dev/null); qname=net.core.somaxconn ;;
-FreeBSD) q=$(sysctl_n kern.ipc.soacceptqueue); qname=kern.ipc.soacceptqueue ;;
-*) q=$(sysctl_n kern.ipc.somaxconn); qname=kern.ipc.somaxconn ;;
-esac
+accept_queue
+q=$ACCEPT_QUEUE qname=$ACCEPT_QUEUE_NAME
 if [ -z "$q" ]; then
     warn "cannot read the accept-queue limit ($qname)"
 elif [ "$q" -lt 1024 ]; then
@@ -273,7 +261,7 @@ Linux)
     lo=${1:-}; hi=${2:-}
     pfix="${sudo}sysctl -w net.ipv4.ip_local_port_range=\"15000 64999\"" ;;
 *)
-    lo=$(sysctl_n net.inet.ip.portrange.first); hi=$(sysctl_n net.inet.ip.portrange.last)
+    lo=$(kern net.inet.ip.portrange.first); hi=$(kern net.inet.ip.portrange.last)
     pfix="${sudo}sysctl -w net.inet.ip.portrange.first=32768" ;;
 esac
 if [ -z "$lo" ] || [ -z "$hi" ]; then

@@ -79,22 +79,22 @@ done
 
 # ---- the platform -----------------------------------------------------------
 
-PLATFORM=$(uname -s)
-PORTABLE=0
-[ "${LADDER_FORCE_PORTABLE:-0}" = 1 ] && PORTABLE=1
-USE_PROC=0 # read /proc (Linux only)
-PIN=""     # how to pin a process to a CPU: taskset, cpuset or nothing
+# ladder_platform (scripts/lib/ladder.sh): USE_PROC, 1 to read /proc (Linux
+# only), and PIN, how to pin a process to a CPU (taskset, cpuset or nothing;
+# on Linux's own path taskset, which build installs where it is missing).
+source "$ROOT/scripts/lib/ladder.sh"
+ladder_platform
+PLATFORM=$LADDER_OS
+PORTABLE=$LADDER_FORCED
+[ "$USE_PROC" = 1 ] && PIN=taskset
 SKIP_RUNGS="" SKIP_WHY=""
 MEM_KEY=server_pss_kb
 YARD_RUNG=07-epoll
-if [ "$PLATFORM" = Linux ] && [ "$PORTABLE" = 0 ]; then
-    USE_PROC=1
-    PIN=taskset
+if [ "$USE_PROC" = 1 ]; then
     KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
 elif [ "$PLATFORM" = Linux ]; then
     KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's; loadgen uses kqueue through the same shim."
 else
-    [ "$PLATFORM" = FreeBSD ] && PIN=cpuset
     KQUEUE_TEXT="06-kqueue is native kqueue here."
     SKIP_RUNGS=07-epoll SKIP_WHY="epoll is Linux-only"
     YARD_RUNG=06-kqueue
@@ -255,24 +255,31 @@ esac
 
 # Off Linux, loadgen connects from 127.0.0.1 only, so every run's ports
 # come from one range, and those it closes first stay in TIME_WAIT for
-# 2 x MSL: the runs are spaced to stay within the range (bench.sh).
-PORT_BUDGET=0 PORT_TIME_WAIT_S=0
-if [ "$USE_PROC" = 0 ]; then
-    first=$(sysctl -n net.inet.ip.portrange.first 2>/dev/null)
-    last=$(sysctl -n net.inet.ip.portrange.last 2>/dev/null)
-    msl=$(sysctl -n net.inet.tcp.msl 2>/dev/null)
-    # Unknown (Linux with LADDER_FORCE_PORTABLE): macOS's 16 384 ports and
-    # Linux's 60 s of TIME_WAIT, the smaller and the longer.
-    PORT_BUDGET=$(((${last:-65535} - ${first:-49152} + 1) - 384))
-    PORT_TIME_WAIT_S=$((${msl:-30000} * 2 / 1000))
-    [ -n "$msl" ] || PORT_TIME_WAIT_S=60
-fi
+# 2 x MSL: the runs are spaced to stay within the range (ports_init and
+# port_budget, scripts/lib/ladder.sh; the forced path plans with macOS's
+# 16 384 ports and 30 s).
+ports_init
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/reproduce.XXXXXX") || exit 1
 trap cleanup EXIT
 trap 'log "interrupted; stopping what we started"; cleanup; exit 130' INT TERM HUP
 
 skipped() { case " $SKIP_RUNGS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# sized RUNG N: N connections, or fewer where RUNG would meet a cap of this
+# OS first, as make wall sizes them (room_for, scripts/lib/ladder.sh):
+# 02-fork a process per client (RLIMIT_NPROC, kern.maxprocperuid, less the
+# processes this user runs), 03-threads a thread per client
+# (kern.num_taskthreads, kern.threads.max_threads_per_proc; on Linux
+# kernel.threads-max, kernel.pid_max and RLIMIT_NPROC less the tasks now).
+# The log says when a run shrank.
+sized() {
+    local n
+    n=$(room_for "$1" "$2")
+    [ "$n" -ge 1 ] || n=1
+    [ "$n" -lt "$2" ] && log "$1: room for $n clients here, not $2: this run holds $n"
+    printf '%s' "$n"
+}
 
 # ---- tools and build -------------------------------------------------------
 
@@ -317,7 +324,7 @@ build() {
         BIN=$LADDER_BIN
         BUILD_DIR=$(cd "$BIN/.." && pwd)
         log "build: none, measuring the executables in $BIN (LADDER_BIN)"
-    elif optional_tool cmake "built with $CC directly instead"; then
+    elif optional_tool cmake "built with make (the phase Makefiles, clients/loadgen.mk) instead"; then
         if [ -n "${BUILD_DIR:-}" ]; then
             log "build: Release, no sanitizers, in $BUILD_DIR"
             cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLADDER_SANITIZE=none \
@@ -335,7 +342,7 @@ build() {
     else
         BUILD_DIR=$TMP/build
         BIN=$BUILD_DIR/bin
-        build_with_cc >"$TMP/build.log" 2>&1
+        build_with_make >"$TMP/build.log" 2>&1
         rc=$?
     fi
     if [ "$rc" -ne 0 ]; then
@@ -343,8 +350,7 @@ build() {
         echo "reproduce.sh: the build failed" >&2
         exit 1
     fi
-    LOADGEN=$BIN/loadgen
-    [ "$PORTABLE" = 1 ] && LOADGEN=$BIN/loadgen-kqueue
+    LOADGEN=$(loadgen_path "$BIN")
     local exe
     for exe in $RUNGS; do
         skipped "$exe" && continue
@@ -361,27 +367,19 @@ build() {
     check_beyond
 }
 
-# Without cmake: the same Release build with the compiler alone (what the
-# phase Makefiles and CMake do: -O2, warnings as errors, the kqueue shim
-# after the system's headers).
-build_with_cc() {
-    local flags="-std=c11 -O2 -Wall -Wextra -Werror" rung loop=poll lib=""
+# Without cmake: each rung's release build by its phase Makefile (make
+# server-release: -O2, warnings as errors, the kqueue shim after the system's
+# headers) and the load client by clients/loadgen.mk, into BIN.
+build_with_make() {
+    local rung
     mkdir -p "$BIN"
-    log "build: $CC $flags, without cmake, in $BIN"
+    log "build: make server-release in each rung and clients/loadgen.mk, without cmake, in $BIN"
     for rung in $RUNGS; do
         skipped "$rung" && continue
-        lib=""
-        [ "$rung" = 03-threads ] && lib=-pthread
-        $CC $flags -I common -idirafter 06-kqueue/linux-shim "$rung/main.c" -o "$BIN/$rung" $lib || return 1
+        make -s -C "$rung" server-release CC="$CC" || return 1
+        cp "$rung/server-release" "$BIN/$rung" || return 1
     done
-    [ "$PLATFORM" = Linux ] && loop=epoll
-    [ "$PLATFORM" != Linux ] && loop=kqueue
-    (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c crew.c pool.c stats.c report.c proc.c \
-        "loop_$loop.c" -o "$BIN/loadgen" -lm -pthread) || return 1
-    if [ "$PORTABLE" = 1 ]; then
-        (cd clients && $CC $flags -idirafter ../06-kqueue/linux-shim loadgen.c options.c crew.c pool.c stats.c report.c proc.c \
-            loop_kqueue.c -o "$BIN/loadgen-kqueue" -lm -pthread) || return 1
-    fi
+    loadgen_build "$ROOT" "$BIN"
 }
 
 # The servers past the ladder that this machine can run: 08-io_uring exits
@@ -506,6 +504,7 @@ measure_memory() {
     local rung n
     for rung in $MEM_RUNGS; do
         for n in $MEM_NS; do
+            n=$(sized "$rung" "$n")
             log "memory: $rung, $n connections"
             one_run "$RAW/memory.jsonl" "\"rung\":\"$rung\",\"n\":$n" 60 "$rung" "" \
                 hold -n "$n" --duration 1 --server-pid @PID
@@ -556,16 +555,21 @@ measure_scan() {
 # starved of ports or fds by the first. The yardstick gets one run too,
 # for its peak memory at 10 000.
 measure_c10k() {
-    local rung run runs
+    local rung run runs n tags
     for rung in $C10K_RUNGS ${C10K_EXTRA:-} ${SKIP_RUNGS}; do
-        if skipped "$rung"; then skip_run "$RAW/c10k.jsonl" "\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1" "$SKIP_WHY"; continue; fi
+        if skipped "$rung"; then
+            skip_run "$RAW/c10k.jsonl" "\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1" "$SKIP_WHY"
+            continue
+        fi
         runs=1
         [ "$rung" = 07-epoll ] && runs=2
+        n=$(sized "$rung" "$C10K_N")
         for run in $(seq 1 "$runs"); do
-            log "c10k: $rung, $C10K_N connections for ${C10K_DURATION}s, closed loop (run $run)"
-            LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/c10k.jsonl" "\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":$run" \
+            log "c10k: $rung, $n connections for ${C10K_DURATION}s, closed loop (run $run)"
+            tags="\"rung\":\"$rung\",\"n\":$n,\"run\":$run"
+            LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/c10k.jsonl" "$tags" \
                 $((${C10K_DURATION%.*} + 60)) "$rung" "$C10K_SERVER_CPU" \
-                c10k -n "$C10K_N" --duration "$C10K_DURATION" --server-pid @PID
+                c10k -n "$n" --duration "$C10K_DURATION" --server-pid @PID
         done
     done
 }
@@ -589,6 +593,7 @@ measure_curves() {
                     skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
                     continue
                 fi
+                cn=$(sized "$rung" "$cn")
                 log "curve: $rung, $cn connections, $CURVE_RATES msgs/s, ${CURVE_DURATION}s each (run $rep/$CURVE_REPS)"
                 LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" \
                     "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \

@@ -1,8 +1,12 @@
-# Sourced by scripts/reproduce.sh: starting and stopping the servers under
-# test, running the load client, and cleaning up after both. Written in the
-# bash 3.2 subset (macOS's bash: no associative arrays, no EPOCHREALTIME
-# there, no "${a[@]}" of an empty array under set -u) with POSIX tools; on
-# Linux it reads /proc, elsewhere (and with LADDER_FORCE_PORTABLE=1) ps(1).
+# Sourced by scripts/reproduce.sh: the servers under test and the load
+# client as the reproduction runs them (logged, each run saved as a JSON
+# line), and cleaning up after both. The plumbing under it (starting a
+# server and waiting for its announcement, stopping it, pinning, the ports
+# in TIME_WAIT, the processes' state) is scripts/lib/ladder.sh's, shared
+# with the walls and the doctor. Written in the bash 3.2 subset (macOS's
+# bash: no associative arrays, no "${a[@]}" of an empty array under set -u)
+# with POSIX tools; on Linux it reads /proc, elsewhere (and with
+# LADDER_FORCE_PORTABLE=1) ps(1).
 #
 # Every process started here is tracked by pid and only those pids are ever
 # signalled. Every wait is bounded: a server that does not announce itself,
@@ -12,11 +16,9 @@
 # Expects: BIN (the build's bin/ folder), LOADGEN (the load client to run),
 # RAW (where JSON lines go), LOGS (where stderr worth keeping goes), TMP
 # (scratch, removed on exit; servers built by the script itself, the
-# yardstick and busy-poll, are in TMP/bin), USE_PROC (1: read /proc),
-# PIN ("taskset", "cpuset" or "": how to pin a process to a CPU).
+# yardstick and busy-poll, are in TMP/bin), and ladder_platform's USE_PROC
+# and PIN, ports_init's PORT_BUDGET (scripts/lib/ladder.sh, sourced first).
 
-# Seconds to wait for a server's "listening on 127.0.0.1:PORT" line.
-SERVER_START_TIMEOUT=5
 # Seconds a server gets to exit after SIGTERM. 02-fork with 10 000 children
 # has to signal and reap every one of them.
 SERVER_STOP_TIMEOUT=20
@@ -27,9 +29,6 @@ SERVER_SLOW_STOP=3
 # overruns: it then prints its partial result and the reason.
 LG_MARGIN=15
 
-SERVER_PID=""   # the server now running, if any
-SERVER_START="" # its start time (proc_start)
-SERVER_PORT=""
 SERVER_NAME=""
 SERVER_TAG=""   # what it is being used for: names its stderr log
 SERVER_STOP=""  # how it stopped: "ok", or what went wrong (for the JSON line)
@@ -40,12 +39,6 @@ N_PROBLEMS=0    # server misbehaviour outside any claim's run
 N_FAILURES=0    # measurements that could not be made
 # Each of them is also a line of RAW/problems.txt, for the report.
 
-# The clock, in seconds with a fraction where the shell has one (bash 5's
-# EPOCHREALTIME), whole seconds otherwise (macOS's bash 3.2 has no
-# EPOCHREALTIME, and date +%N is GNU's). LC_ALL=C keeps the decimal point.
-now() {
-    if [ -n "${EPOCHREALTIME:-}" ]; then printf '%s' "$EPOCHREALTIME"; else date +%s; fi
-}
 START_TIME=$(now)
 
 # One progress line on stderr, prefixed with the elapsed time.
@@ -70,140 +63,21 @@ note() {
     echo "note: $*" >>"$RAW/problems.txt"
 }
 
-# The number of CPUs online: getconf on Linux and macOS, sysctl on the BSDs.
-cpu_count() {
-    getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1
-}
-
-# The CPUs this process may run on, as "0 1 ...": on Linux its affinity (a
-# container's cpuset or a taskset around the script: CPU 0 is not always
-# among them), on FreeBSD its cpuset(1) mask, elsewhere all of them.
-allowed_cpus() {
-    local list=""
-    case $PIN in
-    taskset)
-        list=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*: *//p')
-        [ -n "$list" ] || list=$(cat /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null)
-        ;;
-    cpuset)
-        # FreeBSD prints two lines, "pid N mask: 0, 1" and "pid N domain
-        # policy: first-touch mask: 0" (the memory domains): only the first
-        # is the CPUs.
-        list=$(cpuset -g -p $$ 2>/dev/null |
-            awk '$1 == "pid" && $3 == "mask:" { sub(/^[^:]*: */, ""); gsub(/ /, ""); print; exit }')
-        ;;
-    esac
-    [ -n "$list" ] || list="0-$(($(cpu_count) - 1))"
-    awk -v l="$list" 'BEGIN {
-        n = split(l, part, ",")
-        for (i = 1; i <= n; i++) {
-            m = split(part[i], r, "-")
-            for (c = r[1] + 0; c <= r[m] + 0; c++) printf "%s%d", (out++ ? " " : ""), c
-        }
-    }'
-}
-
-# The start time of a process, or "" if there is no such process. With the
-# pid, it names one process for good: a pid alone may be reused once its
-# owner is gone. Linux: clock ticks after boot (field 22 of /proc/PID/stat);
-# elsewhere ps's lstart (to the second, which is enough here: the scripts
-# check it only while the process is their own, unreaped child).
-proc_start() {
-    if [ "$USE_PROC" = 1 ]; then
-        local stat
-        read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-        stat=${stat##*) }
-        set -- $stat
-        printf '%s' "${20}"
-    else
-        ps -o lstart= -p "$1" 2>/dev/null | tr -s ' ' | sed 's/ $//'
-    fi
-}
-
-# The one-letter state of process PID started at START, or "" if it is gone.
-# A child that has exited but not been waited for is a zombie, "Z": kill -0
-# would still succeed on it. bash may also reap it early and keep its status
-# for `wait`, in which case it is simply gone.
-proc_state() {
-    local stat start=${2:-}
-    if [ "$USE_PROC" = 1 ]; then
-        read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-        stat=${stat##*) }
-        set -- $stat # from field 3 (state) on: starttime, field 22, is ${20}
-        [ -z "$start" ] || [ "${20}" = "$start" ] || return 0
-        printf '%s' "$1"
-    else
-        stat=$(ps -o state= -p "$1" 2>/dev/null | tr -d ' ')
-        [ -n "$stat" ] || return 0
-        [ -z "$start" ] || [ "$(proc_start "$1")" = "$start" ] || return 0
-        printf '%s' "$stat" | cut -c1
-    fi
-}
-
-# is_running PID START
-is_running() {
-    local s
-    s=$(proc_state "$1" "${2:-}")
-    [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
-}
-
-# wait_finished PID START SECONDS: wait until that process has finished (or
-# is gone), at most SECONDS (whole). 0 if it has.
-wait_finished() {
-    local pid=$1 start=$2 deadline
-    # SECONDS: the shell's own whole-second clock, no process per check.
-    deadline=$((SECONDS + $3))
-    while is_running "$pid" "$start"; do
-        [ "$SECONDS" -ge "$deadline" ] && return 1
-        sleep 0.05
-    done
-    return 0
-}
-
-# pinned CPU CMD...: run CMD (in the foreground of the caller's background
-# job) on CPU only, where the platform can pin: taskset on Linux, cpuset -l
-# on FreeBSD; macOS has no way to pin a process to a CPU, so CMD runs as is.
-pinned() {
-    local cpu=$1
-    shift
-    case $PIN in
-    taskset) [ -n "$cpu" ] && exec taskset -c "$cpu" "$@" ;;
-    cpuset) [ -n "$cpu" ] && exec cpuset -l "$cpu" "$@" ;;
-    esac
-    exec "$@"
-}
-
 # start_server RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
 # the servers the script builds itself) on a kernel-chosen loopback port,
-# pinned to CPU if given, and wait for its announcement. Sets SERVER_PID and
-# SERVER_PORT. Returns non-zero (and records a failure) if it does not come up.
+# pinned to CPU if given, and wait for its announcement (server_start, in
+# ladder.sh). Sets SERVER_PID and SERVER_PORT. Returns non-zero, START_ERR
+# saying why, if it does not come up.
 start_server() {
-    local rung=$1 tag=$2 cpu=${3:-}
-    local out="$TMP/server.out" err="$TMP/server.err" exe=$BIN/$1
+    local rung=$1 exe=$BIN/$1
     [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
-    : >"$out"
-    : >"$err"
     SERVER_NAME=$rung
-    SERVER_TAG=$tag
-    (pinned "$cpu" "$exe" -p 0 -b 127.0.0.1) >"$out" 2>"$err" &
-    SERVER_PID=$!
-    SERVER_START=$(proc_start "$SERVER_PID")
-    local tries=$((SERVER_START_TIMEOUT * 20)) line=""
-    while [ "$tries" -gt 0 ]; do
-        line=$(grep '^listening on 127\.0\.0\.1:[0-9][0-9]*$' "$out" | head -n 1)
-        [ -n "$line" ] && break
-        is_running "$SERVER_PID" "$SERVER_START" || break
-        sleep 0.05
-        tries=$((tries - 1))
-    done
-    if [ -z "$line" ]; then
-        START_ERR="$rung did not print 'listening on 127.0.0.1:PORT' within ${SERVER_START_TIMEOUT}s ($(tail -n 2 "$err" | tr '\n"\\' '   '))"
-        log "PROBLEM: $tag: $START_ERR"
-        kill_server
-        return 1
-    fi
-    SERVER_PORT=${line##*:}
-    return 0
+    SERVER_TAG=$2
+    server_start "$TMP" "$exe" "${3:-}" && return 0
+    START_ERR=$SERVER_ERR
+    log "PROBLEM: $SERVER_TAG: $START_ERR"
+    keep_server_log
+    return 1
 }
 
 # Keep a server's stderr if it said anything (04-select's refusals, warnings).
@@ -213,63 +87,38 @@ keep_server_log() {
     fi
 }
 
-# Last resort: SIGKILL the server we started and reap it.
-kill_server() {
-    [ -n "$SERVER_PID" ] || return 0
-    is_running "$SERVER_PID" "$SERVER_START" && kill -KILL "$SERVER_PID" 2>/dev/null
-    wait "$SERVER_PID" 2>/dev/null
-    keep_server_log
-    SERVER_PID=""
-}
-
-# stop_server: SIGTERM, then wait (bounded). The contract is exit status 0
-# within a second or two; anything else is the server misbehaving, recorded
-# in SERVER_STOP for the run's JSON line (so that it counts against the
-# claim the run belongs to).
+# stop_server: SIGTERM, then wait (bounded: SERVER_STOP_TIMEOUT). The
+# contract is exit status 0 within a second or two; anything else is the
+# server misbehaving, recorded in SERVER_STOP for the run's JSON line (so
+# that it counts against the claim the run belongs to).
 stop_server() {
     SERVER_STOP=ok
     [ -n "$SERVER_PID" ] || return 0
-    local rc t0 secs
+    local t0 secs
     t0=$(now)
-    if ! is_running "$SERVER_PID" "$SERVER_START"; then
-        wait "$SERVER_PID"
-        rc=$?
-        SERVER_STOP="exited with status $rc before SIGTERM"
-        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
-        keep_server_log
-        SERVER_PID=""
-        return 0
-    fi
-    kill -TERM "$SERVER_PID"
-    if ! wait_finished "$SERVER_PID" "$SERVER_START" "$SERVER_STOP_TIMEOUT"; then
-        SERVER_STOP="still running ${SERVER_STOP_TIMEOUT}s after SIGTERM (killed)"
-        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
-        kill_server
-        return 0
-    fi
-    wait "$SERVER_PID"
-    rc=$?
-    if [ "$rc" -ne 0 ]; then
-        SERVER_STOP="exited with status $rc after SIGTERM"
-        log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP (expected 0)"
-    fi
+    server_end "$SERVER_STOP_TIMEOUT"
+    case $SERVER_END in
+    early) SERVER_STOP="exited with status $SERVER_RC before SIGTERM" ;;
+    killed) SERVER_STOP="still running ${SERVER_STOP_TIMEOUT}s after SIGTERM (killed)" ;;
+    *) [ "$SERVER_RC" -eq 0 ] || SERVER_STOP="exited with status $SERVER_RC after SIGTERM" ;;
+    esac
+    [ "$SERVER_STOP" = ok ] || log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
     secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
-    if [ "${secs%.*}" -ge "$SERVER_SLOW_STOP" ]; then
-        note "$SERVER_TAG: $SERVER_NAME took ${secs}s to exit after SIGTERM (the contract says a second or two)"
+    if [ "$SERVER_END" = term ] && [ "${secs%.*}" -ge "$SERVER_SLOW_STOP" ]; then
+        note "$SERVER_TAG: $SERVER_NAME took ${secs}s to exit after SIGTERM" \
+            "(the contract says a second or two)"
     fi
     keep_server_log
-    SERVER_PID=""
 }
 
 # ---- ephemeral ports ---------------------------------------------------------
-# Off Linux loadgen connects from 127.0.0.1 only, and each connection it
-# closes first keeps its port in TIME_WAIT for 2 x MSL (macOS: 16 384 ports,
-# 49152-65535, held 30 s). Before each run the ledger of recent runs is read
-# and, if the run would take the ports in use above PORT_BUDGET, the script
-# waits for enough of them to come free. On Linux loadgen spreads its
-# connections over 127.0.0.2-254, each with its own ports: no ledger.
-PORT_LEDGER=""  # "TIME COUNT" per recent run, newest last
-PORT_WAIT_S=0   # seconds waited in all
+# The budget and its ledger are ladder.sh's (ports_init, port_budget); the
+# reproduction says when it waits, and adds up the waits in PORT_WAIT_S.
+
+port_note() {
+    log "ports: waiting ${1}s for ports in TIME_WAIT to come free" \
+        "(at most $PORT_BUDGET fresh in ${PORT_TIME_WAIT_S}s)"
+}
 
 # ports_for ARGS...: how many fresh ports a loadgen command line opens.
 ports_for() {
@@ -283,28 +132,6 @@ ports_for() {
     done
     [ "$mode" = stall ] && n=2
     printf '%s' "$n"
-}
-
-# port_budget N: wait until N more ports fit in the budget, then book them.
-port_budget() {
-    [ "${PORT_BUDGET:-0}" -gt 0 ] || return 0
-    local need=$1 t wait
-    t=$(now)
-    PORT_LEDGER=$(printf '%s\n' "$PORT_LEDGER" | awk -v t="$t" -v tw="$PORT_TIME_WAIT_S" 'NF == 2 && $1 > t - tw')
-    # Oldest first: free runs until the new one fits; wait for the last one freed.
-    wait=$(printf '%s\n' "$PORT_LEDGER" | awk -v t="$t" -v tw="$PORT_TIME_WAIT_S" -v need="$need" -v b="$PORT_BUDGET" '
-        NF == 2 { when[++n] = $1; cnt[n] = $2; used += $2 }
-        END {
-            w = 0
-            for (i = 1; i <= n && used + need > b; i++) { used -= cnt[i]; w = when[i] + tw - t }
-            printf "%d", (w > 0 ? w + 1 : 0)
-        }')
-    if [ "$wait" -gt 0 ]; then
-        log "ports: waiting ${wait}s for ports in TIME_WAIT to come free (at most $PORT_BUDGET fresh in ${PORT_TIME_WAIT_S}s)"
-        sleep "$wait"
-        PORT_WAIT_S=$((PORT_WAIT_S + wait))
-    fi
-    PORT_LEDGER=$(printf '%s\n%s %s' "$PORT_LEDGER" "$(now)" "$need")
 }
 
 # ---- the load client -----------------------------------------------------------
@@ -407,6 +234,7 @@ one_run() {
         n=$((n - 1))
     done
     run_loadgen "$tags" "$deadline" "$@"
+    ports_closed
     # VmHWM: the most resident memory the server's main process ever had
     # (Linux only; elsewhere loadgen's footprint figure stands in).
     hwm=""

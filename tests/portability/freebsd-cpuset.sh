@@ -1,12 +1,13 @@
 #!/bin/sh
-# portability:freebsd-cpuset - scripts/lib/bench.sh's allowed_cpus reads
+# portability:freebsd-cpuset - scripts/lib/ladder.sh's allowed_cpus reads
 # FreeBSD's `cpuset -g -p PID`, which prints two lines:
 #   pid 1234 mask: 0, 1
 #   pid 1234 domain policy: first-touch mask: 0
 # The CPUs are the first line's; the second is the memory domains. A fake
 # cpuset on PATH prints that output (and other masks), with the BWK awk as
 # awk where original-awk is installed (it refuses a newline in a -v value,
-# which is how two lines once left no CPU at all).
+# which is how two lines once left no CPU at all). The library is sourced
+# by sh, as the walls source it, and by bash in the reproduction.
 #
 #   tests/portability/freebsd-cpuset.sh ROOT
 set -u
@@ -28,7 +29,7 @@ expect() {
         echo "echo 'pid 1234 domain policy: first-touch mask: $2'"
     } >"$bin/cpuset"
     chmod +x "$bin/cpuset"
-    got=$(PATH="$bin:$PATH" bash -c '. "$1/scripts/lib/bench.sh"; PIN=cpuset; allowed_cpus' \
+    got=$(PATH="$bin:$PATH" sh -c '. "$1/scripts/lib/ladder.sh"; PIN=cpuset; allowed_cpus' \
         sh "$root" 2>&1)
     if [ "$got" = "$3" ]; then
         echo "ok   mask \"$1\", domains \"$2\": CPUs $got"

@@ -9,7 +9,9 @@
 # Built for aarch64-macos and x86_64-macos: 01-06 (07-epoll is Linux-only),
 # each with the phase Makefile's WARN flags and -O2, as `make wall` builds
 # them; 06-kqueue against macOS's own <sys/event.h> (the shim is not on the
-# include path); loadgen with its kqueue event loop. Each output must be a
+# include path); loadgen by clients/loadgen.mk, the make fragment `make wall`
+# builds it with, which must pick its kqueue event loop for the target
+# (not this Linux machine's epoll). Each output must be a
 # 64-bit Mach-O file. FreeBSD has no such check: zig 0.11 ships no FreeBSD
 # libc headers.
 #
@@ -62,23 +64,27 @@ build() {
     fi
 }
 
-# loadgen's sources as clients/CMakeLists.txt lists them: every clients/*.c
-# but the event loops and other programs, then loop_kqueue.c.
-set --
-for f in "$root"/clients/*.c; do
-    case $f in
-    */loop_*.c) ;;
-    */loadgen.c) set -- ${1+"$@"} "$f" ;;
-    *) grep -q "^int main(" "$f" || set -- ${1+"$@"} "$f" ;;
-    esac
-done
-set -- ${1+"$@"} "$root/clients/loop_kqueue.c"
+# loadgen_for TARGET: clients/loadgen.mk with zig cc for TARGET, which must
+# choose the kqueue loop and produce a Mach-O executable.
+loadgen_for() {
+    dir=$out/$1
+    rm -f "$dir/loadgen"
+    if make -s -f "$root/clients/loadgen.mk" LADDER_TOP="$root" LOADGEN_DIR="$dir" \
+        CC="$zig cc -target $1" "$dir/loadgen" >"$dir/loadgen.log" 2>&1 &&
+        grep -q '(kqueue event loop)' "$dir/loadgen.log" && macho "$dir/loadgen"; then
+        built=$((built + 1))
+    else
+        echo "FAIL: loadgen for $1 (clients/loadgen.mk, kqueue loop expected):"
+        sed 's/^/    /' "$dir/loadgen.log"
+        failures=$((failures + 1))
+    fi
+}
 
 for target in aarch64-macos x86_64-macos; do
     for rung in 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue; do
         [ -f "$root/$rung/main.c" ] && build "$target" "$rung" "$root/$rung/main.c"
     done
-    build "$target" loadgen ${1+"$@"}
+    loadgen_for "$target"
 done
 echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn ($zig, $version)"
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures did not build for macOS"; exit 1; }

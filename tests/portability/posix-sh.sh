@@ -5,13 +5,14 @@
 #
 # 1. Every POSIX sh script (first line #!/bin/sh) parses under dash and
 #    posh, strict POSIX shells (posh is Debian's "policy-compliant" sh).
-#    Parsing is the floor; portability:wall-posh runs common/wall.sh for real.
+#    Parsing is the floor; portability:wall-posh runs a rung's wall.sh for real.
 # 2. Every bash script parses under bash and uses nothing bash 3.2 (macOS's
 #    /bin/bash) lacks: associative arrays, mapfile/readarray, case changes
 #    (${x,,} ${x^^}), wait -n, |&, coproc, namerefs, [[ -v ]], ${x@Q},
 #    negative array indices, EPOCHSECONDS, &>>, globstar/lastpipe.
-# 3. The scripts a Mac runs (common/wall.sh, common/phase.mk, scripts/test.sh,
-#    scripts/check-workshop.sh, scripts/lib/prereqs.sh) call no GNU-only
+# 3. The scripts a Mac runs (the rungs' wall.sh, scripts/lib/*.sh, the make
+#    fragments, scripts/test.sh, scripts/check-workshop.sh, scripts/doctor.sh,
+#    scripts/reproduce.sh) call no GNU-only
 #    tool or option: timeout, nproc, taskset, stat -c, date +%N, readlink -f,
 #    sed -i without a suffix, grep -P, xargs -r, GNU tar's long options. A
 #    line that runs only on Linux says so with a trailing "# linux-only".
@@ -75,7 +76,8 @@ fi
 
 before=$fails
 mine=""
-for f in common/wall.sh common/phase.mk scripts/test.sh scripts/check-workshop.sh scripts/lib/prereqs.sh; do
+for f in [0-9][0-9]-*/wall.sh beyond/[0-9][0-9]-*/wall.sh scripts/lib/*.sh common/phase.mk \
+    clients/loadgen.mk scripts/test.sh scripts/check-workshop.sh scripts/doctor.sh; do
     [ -f "$f" ] && mine="$mine $f"
 done
 # shellcheck disable=SC2086
