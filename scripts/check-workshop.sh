@@ -32,7 +32,7 @@
 #     (tests/CMakeLists.txt), tests that time a server or read its CPU share
 #     (LADDER_QUIET_TESTS) run after the others, beside each other, and
 #     those that hold thousands of descriptors or load the machine
-#     (LADDER_SERIAL_TESTS, and *storm* but signal-storm) run alone, last.
+#     (LADDER_SERIAL_TESTS) run alone, last.
 #   bug: builds, and every test named in Caught-by: fails (these run beside
 #     the others: a failing test cannot be made to pass by the load).
 # A test that skips itself (exit 77: it lacks a privilege here) neither
@@ -56,11 +56,20 @@
 #
 # Environment: CC (default clang, as scripts/test.sh), CHECK_JOBS (default 3 per
 # CPU), CHECK_BUILD_JOBS (make -j for the rungs, default 2).
+# bash is not in FreeBSD's base system. Where `#!/usr/bin/env bash` finds
+# none, env(1) stops with its own message ("env: bash: No such file or
+# directory"); started with sh instead (sh scripts/check-workshop.sh), the line
+# below says what to install, before any line sh could not read.
+if [ -z "${BASH_VERSION:-}" ]; then
+    echo "check-workshop.sh: needs bash: pkg install bash (FreeBSD)" >&2
+    exit 1
+fi
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 [ -f "$root/common/phase.mk" ] && [ -d "$root/docs/workshop" ] || {
-    echo "check-workshop: $root is not the ladder's root (run scripts/check-workshop.sh from the tree)" >&2
+    echo "check-workshop: $root is not the ladder's root" \
+        "(run scripts/check-workshop.sh from the tree)" >&2
     exit 2
 }
 
@@ -70,7 +79,7 @@ for arg in "$@"; do
     case "$arg" in
     --refresh) mode=refresh ;;
     --rewrite) mode=rewrite ;;
-    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
     -*) echo "check-workshop: unknown option $arg (try --help)" >&2; exit 2 ;;
     *) patches+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")") ;;
     esac
@@ -92,7 +101,8 @@ jobs=${CHECK_JOBS:-$((3 * cpus))}
 ALL_RUNGS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll"
 # The suite's programs are built like CMake's dev configuration builds them
 # (common/phase.mk's DEV_CFLAGS are the same flags).
-TEST_CFLAGS="-std=c11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+TEST_CFLAGS="-std=c11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer"
+TEST_CFLAGS="$TEST_CFLAGS -fsanitize=address,undefined -fno-sanitize-recover=all"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/check-workshop.XXXXXX")
 src=$scratch/src
 kept=$scratch/kept
@@ -142,7 +152,8 @@ touched_rungs() {
 # files the patch adds, e.g. "07-epoll:framing workshop_framing 07-epoll".
 added_tests() {
     body "$1" | sed -n 's#^+++ b/\(tests/workshop/[^ ]*\.cmake\)$#\1#p' | while read -r f; do
-        sed -n 's/.*add_test(NAME \([^ ]*\) COMMAND \([^ ]*\) \$<TARGET_FILE:\([^>]*\)>).*/\1 \2 \3/p' "$src/$f"
+        sed -n 's/.*add_test(NAME \([^ ]*\) COMMAND \([^ ]*\) '\
+'\$<TARGET_FILE:\([^>]*\)>).*/\1 \2 \3/p' "$src/$f"
     done
 }
 
@@ -174,7 +185,8 @@ make_scratch() {
         # Tracked files as they are now; those deleted in the working tree are
         # deleted here too. (tar -T and these options are POSIX pax-era
         # ones that GNU and BSD tar share.)
-        (cd "$root" && git ls-files | while IFS= read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done) \
+        (cd "$root" && git ls-files |
+            while IFS= read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done) \
             >"$scratch/files" || return 1
         tar -C "$root" -cf - -T "$scratch/files" | tar -C "$src" -xf - || return 1
         git -C "$root" ls-files --deleted | while IFS= read -r f; do rm -f "$src/$f"; done
@@ -203,7 +215,9 @@ verdict() { # ok|FAIL name message
 
 # The suite's test names (echo_tests lists them); which apply to a rung,
 # echo_tests itself says (exit 2, "does not apply").
-suite_tests() { "$scratch/bin/echo_tests" | awk '/^tests:/ { on = 1; next } on && NF { print $1 }'; }
+suite_tests() {
+    "$scratch/bin/echo_tests" | awk '/^tests:/ { on = 1; next } on && NF { print $1 }'
+}
 
 # build_suite: echo_tests from the base tree, once, with the fault library
 # that some of its tests preload into the server (built as tests/CMakeLists.txt
@@ -322,29 +336,13 @@ job_result() { # id log
 
 # ---- check, phase 1: apply and build each patch -------------------------------
 
-npass=0
-nfail=0
-verdict() { # ok|FAIL name message
-    printf '%-4s %-34s %s\n' "$1" "$2" "$3"
-    if [ "$1" = ok ]; then npass=$((npass + 1)); else nfail=$((nfail + 1)); fi
-}
-
 # Per patch, in $scratch/plan/N: its name, kind, log and the queued jobs
 # ("JOB TEST" lines); a patch that failed before testing has its verdict
-# there already.
+# there already. prepare_patch sets plan, kind and log for the steps below.
 np=0
 prepare_patch() {
-    local patch=$1 kind name log rungs caught changes adds r t exe rung srcs plan
-    np=$((np + 1))
-    plan=$scratch/plan/$np
-    mkdir -p "$plan"
-    kind=$(basename "$(dirname "$patch")")
-    name="$kind/$(basename "$patch" .patch)"
-    log="$logs/$kind-$(basename "$patch" .patch).log"
-    echo "$name" >"$plan/name"; echo "$kind" >"$plan/kind"; echo "$log" >"$plan/log"
-    : >"$log"
-    : >"$plan/jobs"
-    early() { echo "$1" >"$plan/verdict"; }
+    local patch=$1 rungs caught changes adds
+    plan_patch "$patch"
     reset_scratch
     if ! git_ apply "$patch" >>"$log" 2>&1; then
         early "does not apply (git apply; try --refresh); log: $log"
@@ -355,84 +353,122 @@ prepare_patch() {
     changes=$(header_field "$patch" Changes)
     adds=$(header_field "$patch" Adds)
     echo "$changes" >"$plan/changes"
-
-    # Build: the rungs it touches and those its tests name, one `make server`
-    # each, kept under a folder named after the rung (echo_tests reads the
-    # rung from the path).
-    local build_rungs
-    build_rungs=$(printf '%s\n' $rungs $(printf '%s\n' $caught | sed 's/:.*//') | sort -u)
-    for r in $build_rungs; do
-        rm -f "$src/$r/server"
-        if ! { echo "== make -C $r server" && make -C "$src/$r" server; } >>"$log" 2>&1; then
-            early "does not build: make in $r fails; log: $log"
-            return
-        fi
-        mkdir -p "$kept/$np/$r" && cp "$src/$r/server" "$kept/$np/$r/server"
-    done
-    # The test programs it adds, one compiler call each.
-    added_tests "$patch" >"$plan/added"
-    while read -r t exe rung; do
-        [ -n "$t" ] || continue
-        srcs=$(added_sources "$patch" "$exe")
-        echo "== build $exe: $srcs" >>"$log"
-        # shellcheck disable=SC2086 # TEST_CFLAGS and the sources are lists
-        if ! (cd "$src/tests" && $CC $TEST_CFLAGS -I. -o "$kept/$np/$exe" $srcs -lm) >>"$log" 2>&1; then
-            early "does not build: $exe; log: $log"
-            return
-        fi
-    done <"$plan/added"
+    build_rungs $rungs $(printf '%s\n' $caught | sed 's/:.*//') || return
+    build_added "$patch" || return
     if grep -q 'warning:' "$log"; then
         early "does not build cleanly (a warning); log: $log"
         return
     fi
-
-    # The tests: names must exist, as "RUNG:TEST".
-    local all missing=()
     all=$(suite_tests)
-    for t in $caught $changes $adds; do
+    names_exist $caught $changes $adds || return
+    if [ "$kind" = bugs ]; then
+        queue_bug $caught
+    else
+        queue_solution "$patch" "$rungs"
+    fi
+}
+
+# plan_patch PATCH: the next plan folder, with the patch's name, kind and log.
+plan_patch() {
+    np=$((np + 1))
+    plan=$scratch/plan/$np
+    mkdir -p "$plan"
+    kind=$(basename "$(dirname "$1")")
+    log="$logs/$kind-$(basename "$1" .patch).log"
+    echo "$kind/$(basename "$1" .patch)" >"$plan/name"
+    echo "$kind" >"$plan/kind"
+    echo "$log" >"$plan/log"
+    : >"$log"
+    : >"$plan/jobs"
+}
+
+# early VERDICT: the patch failed before its tests; this is why.
+early() { echo "$1" >"$plan/verdict"; }
+
+# build_rungs RUNG...: `make server` in each (once), kept under a folder
+# named after the rung (echo_tests reads the rung from the path).
+build_rungs() {
+    local r
+    for r in $(printf '%s\n' "$@" | sort -u); do
+        rm -f "$src/$r/server"
+        if ! { echo "== make -C $r server" && make -C "$src/$r" server; } >>"$log" 2>&1; then
+            early "does not build: make in $r fails; log: $log"
+            return 1
+        fi
+        mkdir -p "$kept/$np/$r" && cp "$src/$r/server" "$kept/$np/$r/server"
+    done
+}
+
+# build_added PATCH: the test programs it adds, one compiler call each.
+build_added() {
+    local t exe rung srcs
+    added_tests "$1" >"$plan/added"
+    while read -r t exe rung; do
+        [ -n "$t" ] || continue
+        srcs=$(added_sources "$1" "$exe")
+        echo "== build $exe: $srcs" >>"$log"
+        # shellcheck disable=SC2086 # TEST_CFLAGS and the sources are lists
+        if ! (cd "$src/tests" && $CC $TEST_CFLAGS -I. -o "$kept/$np/$exe" $srcs -lm) \
+            >>"$log" 2>&1; then
+            early "does not build: $exe; log: $log"
+            return 1
+        fi
+    done <"$plan/added"
+}
+
+# names_exist TEST...: each a "RUNG:TEST" of the suite, or one the patch adds.
+names_exist() {
+    local t missing=()
+    for t in "$@"; do
         if grep -q "^$t " "$plan/added"; then continue; fi
         case " $(echo $all) " in *" ${t#*:} "*) ;; *) missing+=("$t") ;; esac
         [ -d "$src/${t%%:*}" ] || missing+=("$t")
     done
-    if [ ${#missing[@]} -gt 0 ]; then
-        early "names tests that do not exist: ${missing[*]}; log: $log"
-        return
-    fi
-    if [ "$kind" = bugs ]; then
-        if [ -z "$caught" ]; then
-            early "no Caught-by: line"
-            return
-        fi
-        for t in $caught; do
-            queue "$plan" "$t" no "$scratch/bin/echo_tests" "$kept/$np/${t%%:*}/server" "${t#*:}"
-        done
-        return
-    fi
-    # A solution: every test of its rungs but its Changes:, and what it adds.
-    # Its rungs are those whose folder it changes; one that changes only
-    # common/ is tested in every rung. (A change to common/ beside a rung's
-    # own, such as reuseport's new listener option, is built into every rung
-    # above, warnings as errors, but tested where it is used.)
-    local quiet serial alone test_rungs
-    test_rungs=$(body "$patch" |
+    [ ${#missing[@]} -eq 0 ] && return 0
+    early "names tests that do not exist: ${missing[*]}; log: $log"
+    return 1
+}
+
+# queue_bug TEST...: the Caught-by: tests, beside the others.
+queue_bug() {
+    local t
+    [ $# -gt 0 ] || { early "no Caught-by: line"; return; }
+    for t in "$@"; do
+        queue "$plan" "$t" no "$scratch/bin/echo_tests" "$kept/$np/${t%%:*}/server" "${t#*:}"
+    done
+}
+
+# queue_solution PATCH RUNGS: every test of its rungs but its Changes:, and
+# what it adds. Its rungs are those whose folder it changes; one that
+# changes only common/ is tested in every rung. (A change to common/ beside
+# a rung's own, such as reuseport's new listener option, is built into
+# every rung above, warnings as errors, but tested where it is used.)
+queue_solution() {
+    local r t exe rung test_rungs quiet serial
+    test_rungs=$(body "$1" |
         sed -n 's#^diff --git a/\(\(beyond/\)\{0,1\}[0-9][0-9]-[^/ ]*\)/.*#\1#p' | sort -u)
-    [ -n "$test_rungs" ] || test_rungs=$rungs
+    [ -n "$test_rungs" ] || test_rungs=$2
     quiet=" $(listed_tests LADDER_QUIET_TESTS | tr '\n' ' ') "
     serial=" $(listed_tests LADDER_SERIAL_TESTS | tr '\n' ' ') "
     for r in $test_rungs; do
         for t in $all; do
             grep -qxF -- "${r#beyond/}:$t" "$plan/changes" && continue
-            alone=no
-            case "$quiet" in *" $t "*) alone=quiet ;; esac
-            case "$serial" in *" $t "*) alone=yes ;; esac
-            case $t in signal-storm) ;; *storm*) alone=yes ;; esac
-            queue "$plan" "${r#beyond/}:$t" $alone "$scratch/bin/echo_tests" "$kept/$np/$r/server" "$t"
+            queue "$plan" "${r#beyond/}:$t" "$(schedule "$t" "$quiet" "$serial")" \
+                "$scratch/bin/echo_tests" "$kept/$np/$r/server" "$t"
         done
     done
     while read -r t exe rung; do
         [ -n "$t" ] || continue
         queue "$plan" "$t" yes "$kept/$np/$exe" "$kept/$np/$rung/server"
     done <"$plan/added"
+}
+
+# schedule TEST " QUIET " " SERIAL ": how the pool runs it, as ctest does
+# (tests/CMakeLists.txt's lists): yes (alone, last), quiet or no.
+schedule() {
+    case "$3" in *" $1 "*) echo yes; return ;; esac
+    case "$2" in *" $1 "*) echo quiet; return ;; esac
+    echo no
 }
 
 # ---- check, phase 2: verdicts -------------------------------------------------
@@ -459,8 +495,10 @@ judge_patch() { # N
         # catches nothing.
         local caught
         caught=$(awk '{ print $2 }' "$plan/jobs" | tr '\n' ' ')
-        if [ ${#bad[@]} -gt 0 ] || [ ${#skipped[@]} -gt 0 ] || [ "$ran" -ne "$(wc -l <"$plan/jobs")" ]; then
-            verdict FAIL "$name" "not caught by ${bad[*]:-}${skipped[*]:+ (skipped: ${skipped[*]})} (of $caught); log: $log"
+        if [ ${#bad[@]} -gt 0 ] || [ ${#skipped[@]} -gt 0 ] ||
+            [ "$ran" -ne "$(wc -l <"$plan/jobs")" ]; then
+            local why="${bad[*]:-}${skipped[*]:+ (skipped: ${skipped[*]})}"
+            verdict FAIL "$name" "not caught by $why (of $caught); log: $log"
         else
             verdict ok "$name" "caught by $caught"
         fi
@@ -502,7 +540,10 @@ refresh_patch() {
     else
         keep=$logs/resolve/$(basename "$patch" .patch)
         rm -rf "$keep" && mkdir -p "$logs/resolve" && cp -a "$src" "$keep"
-        verdict FAIL "$name" "conflicts in $(git_ diff --name-only --diff-filter=U | tr '\n' ' ')- fix them in $keep, then: $0 --rewrite $patch $keep"
+        local files
+        files=$(git_ diff --name-only --diff-filter=U | tr '\n' ' ')
+        verdict FAIL "$name" \
+            "conflicts in $files- fix them in $keep, then: $0 --rewrite $patch $keep"
         return
     fi
     new=$scratch/new.patch
@@ -557,7 +598,8 @@ if [ "$mode" = refresh ]; then
     exit
 fi
 if ! build_suite; then
-    echo "check-workshop: the test suite (tests/echo_tests.c) does not build; see $logs/suite.log" >&2
+    echo "check-workshop: the test suite (tests/echo_tests.c) does not build;" \
+        "see $logs/suite.log" >&2
     exit 1
 fi
 # The bugs first, each one's tests started as soon as it is built, so that
@@ -573,7 +615,8 @@ for p in "${patches[@]}"; do
     case $p in */bugs/*) ;; *) prepare_patch "$(plain_copy "$p")" ;; esac
 done
 built=$SECONDS
-echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile; $njobs tests, $jobs at a time)"
+echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile;" \
+    "$njobs tests, $jobs at a time)"
 launch_new
 drain
 run_quiet

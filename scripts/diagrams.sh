@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 if ! command -v dot >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing: graphviz" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends graphviz >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends graphviz \
+            >/dev/null
     else
-        echo "diagrams.sh: needs Graphviz's dot (apt-get install graphviz, brew install graphviz)" >&2
+        echo "diagrams.sh: needs Graphviz's dot" \
+            "(apt-get install graphviz, brew install graphviz)" >&2
         exit 1
     fi
 fi

@@ -53,7 +53,8 @@ ubuntu:22.04 | ubuntu:20.04) apt_clang="clang" ;;
 esac
 install() {
     case $os in
-    Darwin) if [ "$3" = xcode ]; then echo "xcode-select --install"; else echo "brew install $3"; fi ;;
+    Darwin)
+        if [ "$3" = xcode ]; then echo "xcode-select --install"; else echo "brew install $3"; fi ;;
     FreeBSD) echo "${sudo}pkg install -y $4" ;;
     *)
         if have apt-get; then echo "${sudo}apt-get install -y --no-install-recommends $1"
@@ -77,7 +78,8 @@ links() {
     c=$1
     flags=${2:-}
     # shellcheck disable=SC2086 # a list of flags, none with spaces
-    "$c" -std=c11 $flags -o "$probe/a.out" "$probe/p.c" >"$probe/log" 2>&1 && "$probe/a.out" >/dev/null 2>&1
+    "$c" -std=c11 $flags -o "$probe/a.out" "$probe/p.c" >"$probe/log" 2>&1 &&
+        "$probe/a.out" >/dev/null 2>&1
 }
 
 CC=${CC:-cc}
@@ -128,28 +130,39 @@ for c in $CC $( [ "$CC" != clang ] && have clang && echo clang); do
     if links "$c" "-fsanitize=address,undefined -fno-sanitize-recover=all"; then
         ok "$c links AddressSanitizer + UBSan programs"
     else
-        bad "$c cannot link -fsanitize=address,undefined (make's ./server and the tests need it): $(sed -n 1p "$probe/log")" "$(asan_fix)"
+        why="make's ./server and the tests need it"
+        bad "$c cannot link -fsanitize=address,undefined ($why): $(sed -n 1p "$probe/log")" \
+            "$(asan_fix)"
     fi
     if [ "$os" = Linux ]; then
-        if links "$c" "-fsanitize=thread"; then ok "$c links ThreadSanitizer programs (the tsan tests)"
-        else bad "$c cannot link -fsanitize=thread (scripts/test.sh's tsan build)" "$(asan_fix)"; fi
+        if links "$c" "-fsanitize=thread"; then
+            ok "$c links ThreadSanitizer programs (the tsan tests)"
+        else
+            bad "$c cannot link -fsanitize=thread (scripts/test.sh's tsan build)" "$(asan_fix)"
+        fi
     fi
 done
 
 # ---- git, cmake, nc -------------------------------------------------------------------
 
-if have git; then ok "git: $(git --version)"; else bad "git (the labs plant and reset bugs with it)" "$(install git git xcode git)"; fi
+if have git; then
+    ok "git: $(git --version)"
+else
+    bad "git (the labs plant and reset bugs with it)" "$(install git git xcode git)"
+fi
 
 if have cmake; then
     v=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
     major=${v% *}; minor=${v#* }
-    if [ -n "$v" ] && { [ "$major" -gt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -ge 21 ]; }; }; then
+    if [ -n "$v" ] && [ $((major * 1000 + minor)) -ge 3021 ]; then
         ok "cmake $major.$minor (presets need 3.21)"
     elif [ "$os" = Linux ]; then
-        bad "cmake $major.$minor is older than 3.21 (CMakePresets.json version 3; the tests and labs)" \
+        bad "cmake $major.$minor is older than 3.21 (CMakePresets.json version 3; the tests and" \
+            "labs)" \
             "$(install cmake cmake cmake cmake), or a newer one from https://cmake.org/download/"
     else
-        warn "cmake $major.$minor is older than 3.21: only the tests use it, and they need Linux anyway"
+        warn "cmake $major.$minor is older than 3.21: only the tests use it, and they need Linux" \
+            "anyway"
     fi
 elif [ "$os" = Linux ]; then
     bad "cmake (the tests and the break-it labs)" "$(install cmake cmake cmake cmake)"
@@ -205,37 +218,47 @@ soft=$(limit -n); hard=$(limit -Hn)
 cap=$hard
 if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
     per=$(kern kern.maxfilesperproc)
-    [ -n "$per" ] && { [ "$cap" = unlimited ] || [ -z "$cap" ] || [ "$per" -lt "$cap" ]; } && cap=$per
+    if is_number "$per" && { ! is_number "$cap" || [ "$per" -lt "$cap" ]; }; then cap=$per; fi
 fi
 if [ -z "$cap" ]; then
     warn "cannot read the open-file limit here"
 elif [ "$cap" = unlimited ] || [ "$cap" -ge "$min_fds" ]; then
-    ok "open files: soft $soft, hard $hard$([ "$cap" != "$hard" ] && echo ", kernel cap $cap") (C10K needs $min_fds; the programs raise their soft limit themselves)"
+    kernel_cap=""
+    [ "$cap" != "$hard" ] && kernel_cap=", kernel cap $cap"
+    ok "open files: soft $soft, hard $hard$kernel_cap (C10K needs $min_fds;" \
+        "the programs raise their soft limit themselves)"
 else
     case $os in
     Darwin | FreeBSD) fix=$(raise_fd_sysctls) ;;
-    *) fix="as root: ulimit -Hn 65536 in the class shell, or '*  hard  nofile  65536' in /etc/security/limits.conf and log in again (a container: docker run --ulimit nofile=65536:65536)" ;;
+    *)
+        fix="as root: ulimit -Hn 65536 in the class shell, or '*  hard  nofile  65536' in"
+        fix="$fix /etc/security/limits.conf and log in again"
+        fix="$fix (a container: docker run --ulimit nofile=65536:65536)" ;;
     esac
-    bad "open files: hard limit $cap, below $min_fds: the walls of 03, 05, 06 and 07 (10 000 clients) stop with a message" "$fix"
+    walls="the walls of 03, 05, 06 and 07 (10 000 clients) stop with a message"
+    bad "open files: hard limit $cap, below $min_fds: $walls" "$fix"
 fi
 
 # Processes and threads per user: 02 holds 1000 children, 03 10 000 threads.
 if [ "$os" = Linux ]; then
     nproc_hard=$(limit -u)
     if [ -n "$nproc_hard" ] && [ "$nproc_hard" != unlimited ] && [ "$nproc_hard" -lt 11000 ]; then
-        warn "processes per user (ulimit -u) $nproc_hard: 03-threads' 10 000 threads count against it and its wall will stop early"
+        warn "processes per user (ulimit -u) $nproc_hard: 03-threads' 10 000 threads count" \
+            "against it and its wall will stop early"
     else
         ok "processes per user: ${nproc_hard:-?} (03 needs 10 001 threads)"
     fi
 elif [ "$os" = Darwin ]; then
     t=$(thread_cap); p=$(kern kern.maxprocperuid)
     if [ -n "$t" ] && [ "$t" -lt 10001 ]; then
-        warn "kern.num_taskthreads = $t threads per process: 03-threads meets it before 10 000 clients (a fixed cap of XNU's: the wall, measured on macOS)"
+        warn "kern.num_taskthreads = $t threads per process: 03-threads meets it before" \
+            "10 000 clients (a fixed cap of XNU's: the wall, measured on macOS)"
     else
         ok "threads per process: ${t:-?}"
     fi
     if [ -n "$p" ] && [ "$p" -lt 1200 ]; then
-        warn "kern.maxprocperuid = $p: 02-fork's 1000 children plus your other processes may meet it; ${sudo}sysctl -w kern.maxprocperuid=2500 (kern.maxproc bounds it)"
+        warn "kern.maxprocperuid = $p: 02-fork's 1000 children plus your other processes may" \
+            "meet it; ${sudo}sysctl -w kern.maxprocperuid=2500 (kern.maxproc bounds it)"
     else
         ok "processes per user: ${p:-?} (02 needs about 1000 more than you run now)"
     fi
@@ -248,7 +271,8 @@ q=$ACCEPT_QUEUE qname=$ACCEPT_QUEUE_NAME
 if [ -z "$q" ]; then
     warn "cannot read the accept-queue limit ($qname)"
 elif [ "$q" -lt 1024 ]; then
-    warn "$qname = $q: bursts of connects wait for SYN retries (1 s and more); ${sudo}sysctl -w $qname=4096"
+    warn "$qname = $q: bursts of connects wait for SYN retries (1 s and more);" \
+        "${sudo}sysctl -w $qname=4096"
 else
     ok "$qname = $q"
 fi
@@ -271,7 +295,8 @@ else
     if [ $ports -lt 10100 ]; then
         bad "ephemeral ports $lo-$hi ($ports): fewer than C10K's 10 000 connections" "$pfix"
     elif [ $ports -lt 20000 ]; then
-        warn "ephemeral ports $lo-$hi ($ports): one C10K run fits, a second within TIME_WAIT (30-60 s) may not; wait a minute between them, or $pfix"
+        warn "ephemeral ports $lo-$hi ($ports): one C10K run fits, a second within TIME_WAIT" \
+            "(30-60 s) may not; wait a minute between them, or $pfix"
     else
         ok "ephemeral ports $lo-$hi ($ports)"
     fi
@@ -280,8 +305,11 @@ fi
 echo
 if [ $missing -eq 0 ]; then
     echo "ready for the class ($warned warning(s) above, each says what it costs)."
-    [ "$os" = Linux ] || echo "(Not Linux: make wall runs here; the tests and the break-it labs need a Linux machine.)"
+    [ "$os" = Linux ] ||
+        echo "(Not Linux: make wall runs here; the tests and the break-it labs need a Linux" \
+            "machine.)"
     exit 0
 fi
-echo "NOT ready: $missing thing(s) missing; run the fix line under each MISSING above, then this again."
+echo "NOT ready: $missing thing(s) missing; run the fix line under each MISSING above," \
+    "then this again."
 exit 1

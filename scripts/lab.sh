@@ -59,8 +59,10 @@ bugs=$root/docs/workshop/bugs
 solutions=$root/docs/workshop/solutions
 . "$root/scripts/lib/labpatch.sh"
 
-command -v git >/dev/null 2>&1 || die "git is missing (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install)"
-git rev-parse --git-dir >/dev/null 2>&1 || die "$root is not a git clone: the labs need git to set work aside and restore it"
+command -v git >/dev/null 2>&1 ||
+    die "git is missing (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install)"
+git rev-parse --git-dir >/dev/null 2>&1 ||
+    die "$root is not a git clone: the labs need git to set work aside and restore it"
 gitdir=$(cd "$(git rev-parse --git-dir)" && pwd)
 state=$gitdir/ladder-lab.state
 scratch=""
@@ -69,12 +71,15 @@ trap 'exit 130' INT TERM
 
 # A stash needs an identity; a fresh classroom machine may have none.
 git_() {
-    git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"
+    git -c user.name="${GIT_AUTHOR_NAME:-lab.sh}" \
+        -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"
 }
 
 get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 patch_of() { echo "$bugs/$1.patch"; }
-known() { [ -n "$1" ] && [ -f "$(patch_of "$1")" ] && case $1 in */* | .*) false ;; *) true ;; esac; }
+known() {
+    [ -n "$1" ] && [ -f "$(patch_of "$1")" ] && case $1 in */* | .*) false ;; *) true ;; esac
+}
 need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
 # A scratch folder in the git directory, removed on the way out; made before
 # any command substitution needs it (a subshell's would outlive its trap).
@@ -86,7 +91,8 @@ plain() { lab_patch_decode "$(patch_of "$1")" >"$scratch/$1.patch" && echo "$scr
 
 # Words of the patch's "Caught-by:" line (before its diff).
 caught_by() {
-    awk '/^(diff|qvss) --(git|tvg) /{exit} $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' \
+    awk '/^(diff|qvss) --(git|tvg) /{exit}
+         $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' \
         "$(patch_of "$1")"
 }
 # The rung in the patch's title line: "Break-it lab L1 (05-poll)."
@@ -121,7 +127,8 @@ cmd_plant() {
     [ -f "$state" ] &&
         die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
     for f in MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD rebase-merge rebase-apply; do
-        [ -e "$gitdir/$f" ] && die "a git merge, rebase or cherry-pick is in progress: finish or abort it first"
+        [ -e "$gitdir/$f" ] &&
+            die "a git merge, rebase or cherry-pick is in progress: finish or abort it first"
     done
     [ -z "$(git ls-files -v | awk '$1 == "S" || $1 ~ /^[a-z]$/')" ] ||
         die "some files are marked skip-worktree or assume-unchanged (git ls-files -v): clear them"
@@ -135,8 +142,9 @@ cmd_plant() {
             die "git stash failed: nothing was changed; commit or clean your work and plant again"
         stash=$(git rev-parse -q --verify refs/stash)
         echo "Your uncommitted work is set aside (git stash, entry \"$entry\")."
-        [ -n "$applied" ] && echo "  It includes the applied solution(s): $applied- set aside too," \
-            "so the lab starts from the rung as it is."
+        [ -n "$applied" ] &&
+            echo "  It includes the applied solution(s): $applied- set aside too," \
+                "so the lab starts from the rung as it is."
         echo "  'scripts/lab.sh reset' puts it back."
     fi
     {
@@ -193,7 +201,8 @@ undo_plant() {
 restore_stash() {
     [ -n "$1" ] || return 0
     if ! git_ stash apply -q --index "$1" 2>/dev/null && ! git_ stash apply -q "$1"; then
-        echo "lab.sh: could not put your set-aside work back; it is still in 'git stash list' ($1)" >&2
+        echo "lab.sh: could not put your set-aside work back;" \
+            "it is still in 'git stash list' ($1)" >&2
         return 1
     fi
     ref=$(git stash list --format='%gd %H' | awk -v h="$1" '$2 == h { print $1; exit }')
@@ -254,7 +263,8 @@ build_for() { # rung...
             export CC
         fi
         echo "== configuring build/dev (ASan + UBSan, $CC) =="
-        cmake -S "$root" -B "$bld" -DCMAKE_BUILD_TYPE=Debug -DLADDER_SANITIZE=address >"$gitdir/ladder-lab-cmake.log" 2>&1 || {
+        cmake -S "$root" -B "$bld" -DCMAKE_BUILD_TYPE=Debug -DLADDER_SANITIZE=address \
+            >"$gitdir/ladder-lab-cmake.log" 2>&1 || {
             cat "$gitdir/ladder-lab-cmake.log" >&2
             die "cmake could not configure build/dev (scripts/doctor.sh says what is missing)"
         }
@@ -337,7 +347,9 @@ cmd_status() {
     else
         echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)"));" \
             "'lab.sh diff' shows your edits since."
-        if [ -n "$(get stash)" ]; then echo "  Your work is set aside in git stash ($(get stash))."; fi
+        if [ -n "$(get stash)" ]; then
+            echo "  Your work is set aside in git stash ($(get stash))."
+        fi
     fi
 }
 
@@ -352,26 +364,22 @@ cmd_idle_cpu() {
     [ -f "$root/$rung/Makefile" ] || die "no rung $rung"
     make -s -C "$root/$rung" server-release || die "make server-release failed in $rung"
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/idle-cpu.XXXXXX") || exit 2
-    pid=""
-    trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
+    # Started, awaited and stopped as the walls do it (scripts/lib/ladder.sh).
+    . "$root/scripts/lib/ladder.sh"
+    ladder_platform
+    trap 'server_end 5; rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM
-    "$root/$rung/server-release" -p 0 >"$tmp/out" 2>"$tmp/err" &
-    pid=$!
-    i=0
-    until grep -q '^listening on' "$tmp/out"; do
-        i=$((i + 1))
-        if [ $i -gt 50 ] || ! kill -0 "$pid" 2>/dev/null; then die "the server did not start: $(cat "$tmp/err")"; fi
-        sleep 0.1
-    done
-    echo "$rung/server-release: $(cat "$tmp/out") (pid $pid), nobody connected; measuring 3 s..."
+    server_start "$tmp" "$root/$rung/server-release" "" ||
+        die "the server did not start: $SERVER_ERR"
+    pid=$SERVER_PID
+    echo "$rung/server-release: $(cat "$tmp/server.out") (pid $pid), nobody connected;" \
+        "measuring 3 s..."
     sleep 3
     # ps's %cpu: CPU time over the process's life (Linux) or a short decaying
     # average (macOS, BSD); over a 3-second life both read the same.
     cpu=$(ps -o %cpu= -p "$pid" | tr -d ' ')
     echo "  CPU: ${cpu:-?} % of one core (ps -o %cpu), with nobody connected"
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    pid=""
+    server_end 5
     echo "  server stopped."
 }
 

@@ -48,6 +48,14 @@
 # claim whose numbers do not hold is a finding, reported as such); 1 when a
 # server misbehaved in any run of a claim or a measurement could not be
 # made (the report and stderr say which); 2 for a bad command line.
+# bash is not in FreeBSD's base system. Where `#!/usr/bin/env bash` finds
+# none, env(1) stops with its own message ("env: bash: No such file or
+# directory"); started with sh instead (sh scripts/reproduce.sh), the line
+# below says what to install, before any line sh could not read.
+if [ -z "${BASH_VERSION:-}" ]; then
+    echo "reproduce.sh: needs bash: pkg install bash (FreeBSD)" >&2
+    exit 1
+fi
 set -uo pipefail
 export LC_ALL=C
 
@@ -55,7 +63,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 
 usage() {
-    sed -n '2,/^set /{/^#/s/^# \{0,1\}//p;}' "$0"
+    sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0"
 }
 
 QUICK=0
@@ -91,9 +99,11 @@ SKIP_RUNGS="" SKIP_WHY=""
 MEM_KEY=server_pss_kb
 YARD_RUNG=07-epoll
 if [ "$USE_PROC" = 1 ]; then
-    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
+    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux:"
+    KQUEUE_TEXT="$KQUEUE_TEXT its figures are epoll's."
 elif [ "$PLATFORM" = Linux ]; then
-    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's; loadgen uses kqueue through the same shim."
+    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux:"
+    KQUEUE_TEXT="$KQUEUE_TEXT its figures are epoll's; loadgen uses kqueue through the same shim."
 else
     KQUEUE_TEXT="06-kqueue is native kqueue here."
     SKIP_RUNGS=07-epoll SKIP_WHY="epoll is Linux-only"
@@ -142,11 +152,12 @@ C10K_DURATION=2
 # light load where every server pays one wakeup per message) to 128 000:
 # 02-fork and 03-threads collapse at 64 000 here, and one loadgen thread
 # reaches 80-90% of its core there, so on 2 cores the last step is the
-# client's (a machine with more cores runs more loadgen threads). 04-select is swept at CURVE_N_SELECT, below
-# FD_SETSIZE. Measured by hand on this 2-core machine: 05-poll's core is
-# full from the first rate (each wakeup walks 10 000 fds, 4 ms of CPU), its
-# p90 3 to 46 ms at every rate; 07-epoll's p90 0.05 to 0.3 ms up to 64 000
-# on a quiet machine (docs/reference/curves.csv).
+# client's (a machine with more cores runs more loadgen threads). 04-select
+# is swept at CURVE_N_SELECT, below FD_SETSIZE. Measured by hand on this
+# 2-core machine: 05-poll's core is full from the first rate (each wakeup
+# walks 10 000 fds, 4 ms of CPU), its p90 3 to 46 ms at every rate;
+# 07-epoll's p90 0.05 to 0.3 ms up to 64 000 on a quiet machine
+# (docs/reference/curves.csv).
 CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 # Beyond the ladder, on the same curves (Linux): 08-io_uring where the
 # kernel allows io_uring, and 09-reuseport (one loop per CPU; on 2 cores,
@@ -244,11 +255,19 @@ CLIENT_THREADS=$((${#CPUS[@]} - 1))
 [ "$CLIENT_THREADS" -gt 8 ] && CLIENT_THREADS=8
 CURVE_CLIENT_CPUS=$(echo "${CPUS[*]:1:$CLIENT_THREADS}" | tr ' ' ',')
 [ -n "$CURVE_CLIENT_CPUS" ] || CURVE_CLIENT_CPUS=$C10K_CLIENT_CPU
+PIN_WHERE="(scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU"
+PIN_WHERE="$PIN_WHERE $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)."
 case $PIN in
-taskset) PIN_TEXT="Pinning: taskset (scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)." ;;
-cpuset) PIN_TEXT="Pinning: cpuset -l (scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)." ;;
+taskset) PIN_TEXT="Pinning: taskset $PIN_WHERE" ;;
+cpuset) PIN_TEXT="Pinning: cpuset -l $PIN_WHERE" ;;
 *)
-    PIN_TEXT="Pinning: **none** ($([ "$PORTABLE" = 1 ] && echo "as off Linux" || echo "macOS has no way to bind a process to a CPU")). What it weakens: the scan's round trip may include cross-CPU wake-ups (higher and noisier than pinned; the O(n) against O(ready) shape still shows), and in the load runs server and loadgen may share a core, so server CPU % and which side was saturated are less clean. CPU time per message is still the server's own."
+    PIN_TEXT="macOS has no way to bind a process to a CPU"
+    [ "$PORTABLE" = 1 ] && PIN_TEXT="as off Linux"
+    PIN_TEXT="Pinning: **none** ($PIN_TEXT). What it weakens: the scan's round trip may include"
+    PIN_TEXT="$PIN_TEXT cross-CPU wake-ups (higher and noisier than pinned; the O(n) against"
+    PIN_TEXT="$PIN_TEXT O(ready) shape still shows), and in the load runs server and loadgen may"
+    PIN_TEXT="$PIN_TEXT share a core, so server CPU % and which side was saturated are less clean."
+    PIN_TEXT="$PIN_TEXT CPU time per message is still the server's own."
     SCAN_CPU="" C10K_SERVER_CPU="" C10K_CLIENT_CPU=""
     ;;
 esac
@@ -265,6 +284,10 @@ trap cleanup EXIT
 trap 'log "interrupted; stopping what we started"; cleanup; exit 130' INT TERM HUP
 
 skipped() { case " $SKIP_RUNGS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# first_line FILE: its first line, without the quotes and backslashes that
+# would break the JSON and settings it goes into.
+first_line() { head -n 1 "$1" | tr -d '"\\'; }
 
 # sized RUNG N: N connections, or fewer where RUNG would meet a cap of this
 # OS first, as make wall sizes them (room_for, scripts/lib/ladder.sh):
@@ -293,6 +316,9 @@ install_hint() {
     esac
 }
 
+# skipped_tool WHAT: one more entry of SKIPPED_TOOLS, for the report.
+skipped_tool() { SKIPPED_TOOLS="$SKIPPED_TOOLS${SKIPPED_TOOLS:+; }$1"; }
+
 # Optional tools: installed with apt-get as root on Debian (not on the
 # portable path, which stands for a machine without apt); otherwise noted.
 optional_tool() {
@@ -300,56 +326,14 @@ optional_tool() {
     if [ "$PORTABLE" = 0 ] && can_apt; then
         apt_install "$(package_for "$1")" >&2 && command -v "$1" >/dev/null 2>&1 && return 0
     fi
-    SKIPPED_TOOLS="$SKIPPED_TOOLS${SKIPPED_TOOLS:+; }$1 not found: $2 (install: $(install_hint "$1"))"
+    skipped_tool "$1 not found: $2 (install: $(install_hint "$1"))"
     log "$1 not found: $2 ($(install_hint "$1"))"
     return 1
 }
 
 build() {
-    if [ -z "${CC:-}" ]; then
-        CC=cc
-        command -v clang >/dev/null 2>&1 && CC=clang
-    fi
-    export CC
-    command -v make >/dev/null 2>&1 && command -v "$CC" >/dev/null 2>&1 || {
-        [ "$PORTABLE" = 0 ] && can_apt && ensure_tools make clang
-        command -v "$CC" >/dev/null 2>&1 || { echo "reproduce.sh: no C compiler ($CC); install one (macOS: xcode-select --install)" >&2; exit 1; }
-    }
-    [ "$PIN" = taskset ] && ensure_tools taskset
-    local jobs
-    jobs=$(cpu_count)
-    [ "$jobs" -gt 2 ] && jobs=2
-    local rc=0
-    if [ -n "${LADDER_BIN:-}" ]; then
-        BIN=$LADDER_BIN
-        BUILD_DIR=$(cd "$BIN/.." && pwd)
-        log "build: none, measuring the executables in $BIN (LADDER_BIN)"
-    elif optional_tool cmake "built with make (the phase Makefiles, clients/loadgen.mk) instead"; then
-        if [ -n "${BUILD_DIR:-}" ]; then
-            log "build: Release, no sanitizers, in $BUILD_DIR"
-            cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLADDER_SANITIZE=none \
-                >"$TMP/build.log" 2>&1 &&
-                cmake --build "$BUILD_DIR" -j "$jobs" >>"$TMP/build.log" 2>&1
-            rc=$?
-        else
-            BUILD_DIR=$ROOT/build/release
-            log "build: cmake --preset release (build/release)"
-            cmake --preset release >"$TMP/build.log" 2>&1 &&
-                cmake --build --preset release -j "$jobs" >>"$TMP/build.log" 2>&1
-            rc=$?
-        fi
-        BIN=$BUILD_DIR/bin
-    else
-        BUILD_DIR=$TMP/build
-        BIN=$BUILD_DIR/bin
-        build_with_make >"$TMP/build.log" 2>&1
-        rc=$?
-    fi
-    if [ "$rc" -ne 0 ]; then
-        tail -n 30 "$TMP/build.log" >&2
-        echo "reproduce.sh: the build failed" >&2
-        exit 1
-    fi
+    build_tools
+    build_tree
     LOADGEN=$(loadgen_path "$BIN")
     local exe
     for exe in $RUNGS; do
@@ -362,9 +346,65 @@ build() {
     build_yardstick
     # The open loop (--rate lists, --threads) is what the curves need.
     CURVE_STATUS=""
-    "$LOADGEN" --help 2>&1 | grep -q -- '--threads' || CURVE_STATUS="this loadgen has no --rate sweep and --threads"
-    optional_tool gnuplot "the plots (SVG) were skipped; the tables and verdicts are all there" || true
+    "$LOADGEN" --help 2>&1 | grep -q -- '--threads' ||
+        CURVE_STATUS="this loadgen has no --rate sweep and --threads"
+    optional_tool gnuplot "the plots (SVG) were skipped; the tables and verdicts are all there" ||
+        true
     check_beyond
+}
+
+# build_tools: CC (default clang, else cc), make, and taskset where the
+# runs are pinned with it; installed with apt-get where that is possible.
+build_tools() {
+    if [ -z "${CC:-}" ]; then
+        CC=cc
+        command -v clang >/dev/null 2>&1 && CC=clang
+    fi
+    export CC
+    command -v make >/dev/null 2>&1 && command -v "$CC" >/dev/null 2>&1 || {
+        [ "$PORTABLE" = 0 ] && can_apt && ensure_tools make clang
+        command -v "$CC" >/dev/null 2>&1 || {
+            echo "reproduce.sh: no C compiler ($CC); install one" \
+                "(macOS: xcode-select --install)" >&2
+            exit 1
+        }
+    }
+    [ "$PIN" = taskset ] && ensure_tools taskset
+    return 0
+}
+
+# build_tree: BIN, the folder of executables to measure: LADDER_BIN as it
+# is, or the Release build by CMake (BUILD_DIR, else the release preset's
+# build/release), or without cmake by make (build_with_make).
+build_tree() {
+    local jobs rc=0
+    jobs=$(cpu_count)
+    [ "$jobs" -gt 2 ] && jobs=2
+    if [ -n "${LADDER_BIN:-}" ]; then
+        BIN=$LADDER_BIN
+        BUILD_DIR=$(cd "$BIN/.." && pwd)
+        log "build: none, measuring the executables in $BIN (LADDER_BIN)"
+        return 0
+    elif ! optional_tool cmake "built with make instead (phase Makefiles, clients/loadgen.mk)"; then
+        BUILD_DIR=$TMP/build
+        BIN=$BUILD_DIR/bin
+        build_with_make >"$TMP/build.log" 2>&1 || rc=$?
+    elif [ -n "${BUILD_DIR:-}" ]; then
+        log "build: Release, no sanitizers, in $BUILD_DIR"
+        cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLADDER_SANITIZE=none \
+            >"$TMP/build.log" 2>&1 &&
+            cmake --build "$BUILD_DIR" -j "$jobs" >>"$TMP/build.log" 2>&1 || rc=$?
+    else
+        BUILD_DIR=$ROOT/build/release
+        log "build: cmake --preset release (build/release)"
+        cmake --preset release >"$TMP/build.log" 2>&1 &&
+            cmake --build --preset release -j "$jobs" >>"$TMP/build.log" 2>&1 || rc=$?
+    fi
+    BIN=$BUILD_DIR/bin
+    [ "$rc" -eq 0 ] && return 0
+    tail -n 30 "$TMP/build.log" >&2
+    echo "reproduce.sh: the build failed" >&2
+    exit 1
 }
 
 # Without cmake: each rung's release build by its phase Makefile (make
@@ -404,7 +444,8 @@ check_beyond() {
                 wait "$pid"
                 rc=$?
                 if [ "$rc" = 3 ]; then
-                    BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring unavailable ($(head -n 1 "$TMP/uring.err" | tr -d '"\\'))"
+                    BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring"
+                    BEYOND_STATUS="$BEYOND_STATUS unavailable ($(first_line "$TMP/uring.err"))"
                     continue
                 fi
             fi
@@ -425,14 +466,19 @@ build_busy_poll() {
         BUSY_STATUS="git not found, needed to apply $patch"
     else
         mkdir -p "$dir" && cp -R 01-blocking common "$dir/"
-        if ! (cd "$dir" && git apply --include='01-blocking/*' "$ROOT/$patch") >"$TMP/busy.log" 2>&1; then
-            BUSY_STATUS="$patch does not apply: $(head -n 1 "$TMP/busy.log" | tr -d '"\\')"
+        if ! (cd "$dir" && git apply --include='01-blocking/*' "$ROOT/$patch") \
+            >"$TMP/busy.log" 2>&1; then
+            BUSY_STATUS="$patch does not apply: $(first_line "$TMP/busy.log")"
         elif ! "$CC" -std=c11 -O2 -Wall -Wextra -I"$dir/common" "$dir/01-blocking/main.c" \
             -o "$TMP/bin/busy-poll" >"$TMP/busy.log" 2>&1; then
-            BUSY_STATUS="the patched 01-blocking does not build: $(head -n 1 "$TMP/busy.log" | tr -d '"\\')"
+            BUSY_STATUS="the patched 01-blocking does not build: $(first_line "$TMP/busy.log")"
         fi
     fi
-    if [ -z "$BUSY_STATUS" ]; then log "busy-poll: built from $patch"; else log "busy-poll: not measured: $BUSY_STATUS"; fi
+    if [ -z "$BUSY_STATUS" ]; then
+        log "busy-poll: built from $patch"
+    else
+        log "busy-poll: not measured: $BUSY_STATUS"
+    fi
 }
 
 # The yardstick: the same echo server on libuv, when libuv can be had.
@@ -443,19 +489,26 @@ build_yardstick() {
     command -v brew >/dev/null 2>&1 && flags="-I$(brew --prefix)/include -L$(brew --prefix)/lib"
     if [ "${YARDSTICK:-1}" = 0 ]; then
         YARD_STATUS="left out (YARDSTICK=0)"
-    elif ! HEADER=uv.h compiles "$CC" $flags -luv && ! { [ "$PORTABLE" = 0 ] && try_libuv "$CC"; }; then
-        YARD_STATUS="libuv not found (install: $(install_hint libuv | sed 's/libuv$/libuv/; s/apt-get install libuv$/apt-get install libuv1-dev/'))"
-        SKIPPED_TOOLS="$SKIPPED_TOOLS${SKIPPED_TOOLS:+; }libuv not found: the yardstick was not measured ($(install_hint libuv))"
-    elif ! "$CC" -std=c11 -O2 -Wall -Wextra $flags scripts/yardstick/uv_echo.c -o "$TMP/bin/uv-echo" -luv \
-        >"$TMP/uv.log" 2>&1; then
-        YARD_STATUS="uv_echo.c does not build: $(head -n 1 "$TMP/uv.log" | tr -d '"\\')"
+    elif ! HEADER=uv.h compiles "$CC" $flags -luv &&
+        ! { [ "$PORTABLE" = 0 ] && try_libuv "$CC"; }; then
+        YARD_STATUS="libuv not found (install: $(install_hint libuv |
+            sed 's/apt-get install libuv$/apt-get install libuv1-dev/'))"
+        skipped_tool "libuv not found: the yardstick was not measured ($(install_hint libuv))"
+    elif ! "$CC" -std=c11 -O2 -Wall -Wextra $flags scripts/yardstick/uv_echo.c \
+        -o "$TMP/bin/uv-echo" -luv >"$TMP/uv.log" 2>&1; then
+        YARD_STATUS="uv_echo.c does not build: $(first_line "$TMP/uv.log")"
     else
-        M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev || pkg-config --modversion libuv) 2>/dev/null || echo "installed")
+        M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev ||
+            pkg-config --modversion libuv) 2>/dev/null || echo "installed")
         CURVE_RUNGS="$CURVE_RUNGS uv-echo"
         [ "$SMOKE" = 1 ] || SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
         C10K_EXTRA=uv-echo
     fi
-    if [ -z "$YARD_STATUS" ]; then log "yardstick: uv-echo built (libuv $M_LIBUV)"; else log "yardstick: not measured: $YARD_STATUS"; fi
+    if [ -z "$YARD_STATUS" ]; then
+        log "yardstick: uv-echo built (libuv $M_LIBUV)"
+    else
+        log "yardstick: not measured: $YARD_STATUS"
+    fi
 }
 
 # ---- measurements ----------------------------------------------------------
@@ -466,7 +519,10 @@ build_yardstick() {
 measure_stall() {
     local rung run
     for rung in $RUNGS; do
-        if skipped "$rung"; then skip_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"; continue; fi
+        if skipped "$rung"; then
+            skip_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
+            continue
+        fi
         log "stall: $rung, $STALL_RUNS x a ${STALL_HOLD}s hold"
         for run in $(seq 1 "$STALL_RUNS"); do
             one_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":$run" 20 "$rung" "" \
@@ -481,7 +537,10 @@ measure_idle_cpu() {
     local rung n run rungs=$RUNGS
     [ -z "$BUSY_STATUS" ] && rungs="$rungs busy-poll"
     for rung in $rungs; do
-        if skipped "$rung"; then skip_run "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"; continue; fi
+        if skipped "$rung"; then
+            skip_run "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
+            continue
+        fi
         # 01-blocking (and its busy-poll variant) serves one client at a
         # time: a second client would wait for an echo that never comes.
         n=$IDLE_CLIENTS
@@ -495,8 +554,8 @@ measure_idle_cpu() {
     # Where loadgen reads no server figures (a platform it has no source
     # for), every server figure is null: the report says so, not "failed".
     SERVER_FIGURES=1
-    grep -q '"server_cpu_ms":null' "$RAW/idle_cpu.jsonl" && ! grep -q '"server_cpu_ms":[0-9]' "$RAW/idle_cpu.jsonl" &&
-        SERVER_FIGURES=0
+    grep -q '"server_cpu_ms":null' "$RAW/idle_cpu.jsonl" &&
+        ! grep -q '"server_cpu_ms":[0-9]' "$RAW/idle_cpu.jsonl" && SERVER_FIGURES=0
 }
 
 # Claim: fork and threads pay for each connection in memory and setup time.
@@ -523,31 +582,40 @@ measure_select_ceiling() {
 # Server and loadgen share one CPU, so a round trip is two context switches
 # on that CPU, not cross-CPU wake-ups whose cost varies with the other core.
 measure_scan() {
-    local rep rung idle count rungs
+    local rep rung rungs
     for rep in $(seq 1 "$SCAN_REPS"); do
         rungs=$SCAN_CLAIM
         [ "$rep" = 1 ] && rungs="$SCAN_CONTRAST $SCAN_CLAIM"
         for rung in $rungs; do
-            case $rung in
-            02-fork | 03-threads) idle=$SCAN_IDLE_BLOCKING ;;
-            04-select) idle=$SCAN_IDLE_SELECT ;;
-            *) idle=$SCAN_IDLE ;;
-            esac
-            if skipped "$rung"; then
-                [ "$rep" = 1 ] && for count in $(echo "$idle" | tr ',' ' '); do
-                    skip_run "$RAW/scan.jsonl" "\"rung\":\"$rung\",\"run\":1,\"idle\":$count" "$SKIP_WHY"
-                done
-                continue
-            fi
-            count=$(echo "$idle" | tr ',' '\n' | wc -l | tr -d ' ')
-            log "scan: $rung, idle $idle, ${SCAN_DURATION}s each, run $rep/$SCAN_REPS${SCAN_CPU:+, on CPU $SCAN_CPU}"
-            LOADGEN_CPU=$SCAN_CPU one_run "$RAW/scan.jsonl" "\"rung\":\"$rung\",\"run\":$rep" \
-                "$(awk -v n="$count" -v d="$SCAN_DURATION" 'BEGIN { printf "%d", n * (d + 5) + 30 }')" \
-                "$rung" "$SCAN_CPU" scan --idle "$idle" --duration "$SCAN_DURATION" --server-pid @PID &&
-                [ "$(printf '%s\n' "$LG_OUT" | grep -c '"idle":')" -ne "$count" ] &&
-                failure "scan: $rung run $rep: only some of the idle counts $idle were measured ($LG_ERR)"
+            scan_rung "$rung" "$rep"
         done
     done
+}
+
+# scan_rung RUNG REP: one scan of RUNG over its idle counts.
+scan_rung() {
+    local rung=$1 rep=$2 idle count deadline tags
+    case $rung in
+    02-fork | 03-threads) idle=$SCAN_IDLE_BLOCKING ;;
+    04-select) idle=$SCAN_IDLE_SELECT ;;
+    *) idle=$SCAN_IDLE ;;
+    esac
+    if skipped "$rung"; then
+        [ "$rep" = 1 ] && for count in $(echo "$idle" | tr ',' ' '); do
+            skip_run "$RAW/scan.jsonl" "\"rung\":\"$rung\",\"run\":1,\"idle\":$count" "$SKIP_WHY"
+        done
+        return 0
+    fi
+    count=$(echo "$idle" | tr ',' '\n' | wc -l | tr -d ' ')
+    deadline=$(awk -v n="$count" -v d="$SCAN_DURATION" 'BEGIN { printf "%d", n * (d + 5) + 30 }')
+    tags="\"rung\":\"$rung\",\"run\":$rep"
+    log "scan: $rung, idle $idle, ${SCAN_DURATION}s each," \
+        "run $rep/$SCAN_REPS${SCAN_CPU:+, on CPU $SCAN_CPU}"
+    LOADGEN_CPU=$SCAN_CPU one_run "$RAW/scan.jsonl" "$tags" "$deadline" "$rung" "$SCAN_CPU" \
+        scan --idle "$idle" --duration "$SCAN_DURATION" --server-pid @PID || return 0
+    [ "$(printf '%s\n' "$LG_OUT" | grep -c '"idle":')" -ne "$count" ] &&
+        failure "scan: $rung run $rep: only some of the idle counts $idle were measured ($LG_ERR)"
+    return 0
 }
 
 # Claim: C10K, closed loop, every byte verified, server and client each on
@@ -578,30 +646,36 @@ measure_c10k() {
 # rungs interleaved rep by rep, server on its CPU and loadgen's threads on
 # the others.
 measure_curves() {
-    local rep n rung cn
+    local rep n rung
     if [ -n "$CURVE_STATUS" ]; then log "curves: not measured: $CURVE_STATUS"; return 0; fi
     for rep in $(seq 1 "$CURVE_REPS"); do
         for n in $CURVE_NS; do
             for rung in 04-select $CURVE_RUNGS; do
-                cn=$n
-                if [ "$rung" = 04-select ]; then
-                    # below FD_SETSIZE; swept once, at the largest N
-                    [ "$n" = "${CURVE_NS##* }" ] || continue
-                    [ "$n" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
-                fi
-                if skipped "$rung"; then
-                    skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
-                    continue
-                fi
-                cn=$(sized "$rung" "$cn")
-                log "curve: $rung, $cn connections, $CURVE_RATES msgs/s, ${CURVE_DURATION}s each (run $rep/$CURVE_REPS)"
-                LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" \
-                    "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \
-                    c10k -n "$cn" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
-                    --threads "$CLIENT_THREADS" --server-pid @PID
+                curve "$rung" "$n" "$rep"
             done
         done
     done
+}
+
+# curve RUNG N REP: one sweep of the rates at N connections (04-select:
+# below FD_SETSIZE, swept once, at the largest N).
+curve() {
+    local rung=$1 cn=$2 rep=$3 tags
+    if [ "$rung" = 04-select ]; then
+        [ "$cn" = "${CURVE_NS##* }" ] || return 0
+        [ "$cn" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
+    fi
+    if skipped "$rung"; then
+        skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
+        return 0
+    fi
+    cn=$(sized "$rung" "$cn")
+    tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
+    log "curve: $rung, $cn connections, $CURVE_RATES msgs/s, ${CURVE_DURATION}s each" \
+        "(run $rep/$CURVE_REPS)"
+    LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" "$tags" 120 "$rung" \
+        "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
+        --threads "$CLIENT_THREADS" --server-pid @PID
 }
 
 # The yardstick: YARD_PAIRS pairs of runs, YARD_RUNG and libuv, the order
@@ -611,7 +685,8 @@ measure_yardstick() {
     [ -n "$CURVE_STATUS$YARD_STATUS" ] && return 0
     for pair in $(seq 1 "$YARD_PAIRS"); do
         first=$YARD_RUNG second=uv-echo
-        awk -v s="$pair$$" 'BEGIN { srand(s); exit rand() < 0.5 }' && first=uv-echo second=$YARD_RUNG
+        awk -v s="$pair$$" 'BEGIN { srand(s); exit rand() < 0.5 }' &&
+            first=uv-echo second=$YARD_RUNG
         order=1
         for rung in $first $second; do
             log "yardstick: pair $pair/$YARD_PAIRS, $rung, $YARD_N connections at $YARD_RATE msgs/s"
@@ -630,10 +705,12 @@ measure_yardstick() {
 listen_counters() {
     if [ "$USE_PROC" = 1 ]; then
         awk '$1 == "TcpExt:" && !seen++ { for (i = 2; i <= NF; i++) name[i] = $i; next }
-             $1 == "TcpExt:" { for (i = 2; i <= NF; i++) if (name[i] ~ /^Listen(Overflows|Drops)$/) printf "%s %s ", name[i], $i }' \
+             $1 == "TcpExt:" { for (i = 2; i <= NF; i++)
+                 if (name[i] ~ /^Listen(Overflows|Drops)$/) printf "%s %s ", name[i], $i }' \
             /proc/net/netstat 2>/dev/null
     elif [ "$PLATFORM" != Linux ]; then
-        netstat -s -p tcp 2>/dev/null | awk '/listen queue overflow/ { printf "listen queue overflows %s ", $1 }'
+        netstat -s -p tcp 2>/dev/null |
+            awk '/listen queue overflow/ { printf "listen queue overflows %s ", $1 }'
     fi
 }
 
@@ -642,63 +719,85 @@ describe_machine() {
     M_CORES=$(cpu_count)
     M_KERNEL=$(uname -sr)
     M_NOFILE="soft $(ulimit -Sn), hard $(ulimit -Hn)"
-    if [ "$USE_PROC" = 1 ]; then
-        M_CPU=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
-        M_MEM=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-        M_SOMAXCONN="somaxconn $(cat /proc/sys/net/core/somaxconn 2>/dev/null)"
-        M_PORTS=$(tr '\t' ' ' </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
-        M_DISTRO=$( (. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}") || true)
-        M_SMT=$(cat /sys/devices/system/cpu/smt/control 2>/dev/null || echo "not exposed")
-        M_SMT="$M_SMT, $(awk '/^siblings/ { s = $3 } /^cpu cores/ { c = $4 }
-            END { if (c) printf "%d thread(s) per core", s / c; else printf "threads per core unknown" }' /proc/cpuinfo)"
-        M_VIRT=$(systemd-detect-virt 2>/dev/null) ||
-            M_VIRT=$(grep -q '^flags.* hypervisor' /proc/cpuinfo && echo "yes (hypervisor flag)" || echo "none seen")
-        M_CLOCKSOURCE=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
-        M_GOVERNOR=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo "not exposed")
-    else
-        M_CPU=$(sysctl -n machdep.cpu.brand_string 2>/dev/null || sysctl -n hw.model 2>/dev/null)
-        M_MEM=$(sysctl -n hw.memsize 2>/dev/null || sysctl -n hw.physmem 2>/dev/null)
-        [ -n "$M_MEM" ] && M_MEM=$(awk -v b="$M_MEM" 'BEGIN { printf "%.1f GiB", b / 1073741824 }')
-        M_SOMAXCONN=$(sysctl -n kern.ipc.somaxconn 2>/dev/null || sysctl -n kern.ipc.soacceptqueue 2>/dev/null)
-        [ -n "$M_SOMAXCONN" ] && M_SOMAXCONN="kern.ipc.somaxconn $M_SOMAXCONN"
-        M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null | tr '\n' ' ')
-        M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /' || true)
-        [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
-        # macOS: hw.model, cores against logical CPUs, the hypervisor flag;
-        # FreeBSD: threads per core, kern.vm_guest, the timecounter.
-        M_CPU="$M_CPU$(sysctl -n hw.model 2>/dev/null | sed 's/^/ (/; s/$/)/')"
-        M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
-            M_SMT=$(sysctl -n hw.physicalcpu hw.logicalcpu 2>/dev/null | tr '\n' ' ' |
-                awk '{ printf "%s cores, %s logical CPUs", $1, $2 }')
-        M_VIRT=$(sysctl -n kern.vm_guest 2>/dev/null) ||
-            M_VIRT=$(sysctl -n kern.hv_vmm_present 2>/dev/null | sed 's/^1$/yes/; s/^0$/none seen/')
-        M_CLOCKSOURCE=$(sysctl -n kern.timecounter.hardware 2>/dev/null)
-        M_GOVERNOR="not exposed"
-    fi
+    if [ "$USE_PROC" = 1 ]; then describe_linux; else describe_sysctl; fi
     M_LOAD=$(uptime 2>/dev/null | sed -n 's/.*load average[s]*: *//p')
+}
+
+# The machine from /proc and /sys (Linux's own path).
+describe_linux() {
+    local sys=/sys/devices/system
+    M_CPU=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+    M_MEM=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+    M_SOMAXCONN="somaxconn $(cat /proc/sys/net/core/somaxconn 2>/dev/null)"
+    M_PORTS=$(tr '\t' ' ' </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    M_DISTRO=$( (. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}") || true)
+    M_SMT=$(cat $sys/cpu/smt/control 2>/dev/null || echo "not exposed")
+    M_SMT="$M_SMT, $(awk '/^siblings/ { s = $3 } /^cpu cores/ { c = $4 }
+        END { if (c) printf "%d thread(s) per core", s / c
+              else printf "threads per core unknown" }' /proc/cpuinfo)"
+    M_VIRT=$(systemd-detect-virt 2>/dev/null) ||
+        M_VIRT=$(grep -q '^flags.* hypervisor' /proc/cpuinfo && echo "yes (hypervisor flag)" ||
+            echo "none seen")
+    M_CLOCKSOURCE=$(cat $sys/clocksource/clocksource0/current_clocksource 2>/dev/null)
+    M_GOVERNOR=$(cat $sys/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo "not exposed")
+}
+
+# The machine from sysctl (macOS, FreeBSD; on the forced path, Linux's
+# sysctl knows none of these names). macOS: hw.model, cores against logical
+# CPUs, the hypervisor flag; FreeBSD: threads per core, kern.vm_guest, the
+# timecounter.
+describe_sysctl() {
+    M_CPU=$(sysctl -n machdep.cpu.brand_string 2>/dev/null || sysctl -n hw.model 2>/dev/null)
+    M_MEM=$(sysctl -n hw.memsize 2>/dev/null || sysctl -n hw.physmem 2>/dev/null)
+    [ -n "$M_MEM" ] && M_MEM=$(awk -v b="$M_MEM" 'BEGIN { printf "%.1f GiB", b / 1073741824 }')
+    M_SOMAXCONN=$(sysctl -n kern.ipc.somaxconn 2>/dev/null ||
+        sysctl -n kern.ipc.soacceptqueue 2>/dev/null)
+    [ -n "$M_SOMAXCONN" ] && M_SOMAXCONN="kern.ipc.somaxconn $M_SOMAXCONN"
+    M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null |
+        tr '\n' ' ')
+    M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /' || true)
+    [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
+    M_CPU="$M_CPU$(sysctl -n hw.model 2>/dev/null | sed 's/^/ (/; s/$/)/')"
+    M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
+        M_SMT=$(sysctl -n hw.physicalcpu hw.logicalcpu 2>/dev/null | tr '\n' ' ' |
+            awk '{ printf "%s cores, %s logical CPUs", $1, $2 }')
+    M_VIRT=$(sysctl -n kern.vm_guest 2>/dev/null) ||
+        M_VIRT=$(sysctl -n kern.hv_vmm_present 2>/dev/null | sed 's/^1$/yes/; s/^0$/none seen/')
+    M_CLOCKSOURCE=$(sysctl -n kern.timecounter.hardware 2>/dev/null)
+    M_GOVERNOR="not exposed"
 }
 
 # Settings and machine, for scripts/report.sh.
 write_settings() {
-    local cc v
-    cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null)
+    local cc v cache=$BUILD_DIR/CMakeCache.txt
+    cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$cache" 2>/dev/null)
     M_COMPILER=$("${cc:-$CC}" --version 2>/dev/null | head -n 1)
-    M_BUILD=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null)
-    M_SANITIZE=$(sed -n 's/^LADDER_SANITIZE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null)
-    [ -f "$BUILD_DIR/CMakeCache.txt" ] || { M_BUILD="Release (-O2, without cmake)"; M_SANITIZE=none; }
-    ELAPSED=$(awk -v a="$START_TIME" -v b="$(now)" 'BEGIN { s = int(b - a + 0.5); printf "%dm %02ds", s / 60, s % 60 }')
-    for v in QUICK SMOKE RUNGS STALL_HOLD STALL_RUNS IDLE_CLIENTS IDLE_SECONDS IDLE_RUNS MEM_RUNGS MEM_NS SELECT_N \
-        SCAN_CLAIM SCAN_CONTRAST SCAN_IDLE SCAN_IDLE_SELECT SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
-        C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_RATES \
-        CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
+    M_BUILD=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$cache" 2>/dev/null)
+    M_SANITIZE=$(sed -n 's/^LADDER_SANITIZE:[A-Z]*=//p' "$cache" 2>/dev/null)
+    [ -f "$cache" ] || { M_BUILD="Release (-O2, without cmake)"; M_SANITIZE=none; }
+    ELAPSED=$(awk -v a="$START_TIME" -v b="$(now)" \
+        'BEGIN { s = int(b - a + 0.5); printf "%dm %02ds", s / 60, s % 60 }')
+    for v in QUICK SMOKE RUNGS STALL_HOLD STALL_RUNS IDLE_CLIENTS IDLE_SECONDS IDLE_RUNS \
+        MEM_RUNGS MEM_NS SELECT_N SCAN_CLAIM SCAN_CONTRAST SCAN_IDLE SCAN_IDLE_SELECT \
+        SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
+        C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
+        CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
+        CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
-        ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED PLATFORM PORTABLE PIN_TEXT \
-        KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
-        M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE M_NOFILE M_SOMAXCONN M_PORTS \
-        M_LIBUV M_LISTEN_BEFORE M_LISTEN_AFTER; do
-        # One line per setting, single-quoted for the shell (no newlines).
-        printf "%s='%s'\n" "$v" "$(eval "printf '%s' \"\${$v:-}\"" | tr '\n' ' ' | sed "s/'/'\\\\''/g")"
+        ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED \
+        PLATFORM PORTABLE PIN_TEXT KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS \
+        SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
+        M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE \
+        M_NOFILE M_SOMAXCONN M_PORTS M_LIBUV M_LISTEN_BEFORE M_LISTEN_AFTER; do
+        setting "$v"
     done >"$RAW/settings.env"
+}
+
+# setting NAME: one line NAME='value', single-quoted for the shell (no
+# newlines).
+setting() {
+    printf "%s='%s'\n" "$1" \
+        "$(eval "printf '%s' \"\${$1:-}\"" | tr '\n' ' ' | sed "s/'/'\\\\''/g")"
 }
 
 # ---- main -------------------------------------------------------------------
@@ -712,7 +811,10 @@ describe_machine
 C10K_EXTRA=""
 build
 LOADGEN_CPU=""
-log "measuring with $BIN ($PLATFORM$([ "$PORTABLE" = 1 ] && echo ", LADDER_FORCE_PORTABLE=1"), loadgen ${LOADGEN##*/}, CPUs $ALLOWED_CPUS); results in $RESULTS"
+forced=""
+[ "$PORTABLE" = 1 ] && forced=", LADDER_FORCE_PORTABLE=1"
+log "measuring with $BIN ($PLATFORM$forced, loadgen ${LOADGEN##*/}, CPUs $ALLOWED_CPUS);" \
+    "results in $RESULTS"
 
 measure_stall
 measure_idle_cpu
@@ -732,7 +834,8 @@ report_rc=$?
 [ "$N_FAILURES" -gt 0 ] && grep '^measurement not made' "$RAW/problems.txt"
 if [ "$REFERENCE" = 1 ] && [ "$report_rc" -eq 0 ]; then
     rm -rf "$ROOT/docs/reference" && mkdir -p "$ROOT/docs/reference"
-    cp "$RESULTS"/report.md "$RESULTS"/verdicts.tsv "$RESULTS"/*.csv "$RAW/settings.env" "$ROOT/docs/reference/"
+    cp "$RESULTS"/report.md "$RESULTS"/verdicts.tsv "$RESULTS"/*.csv "$RAW/settings.env" \
+        "$ROOT/docs/reference/"
     for svg in "$RESULTS"/*.svg; do [ -f "$svg" ] && cp "$svg" "$ROOT/docs/reference/"; done
     log "reference: report, tables, verdicts, settings and plots copied to docs/reference/"
 fi

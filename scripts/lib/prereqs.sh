@@ -24,11 +24,12 @@ package_for() {
 # (the BWK awk macOS ships), bmake (BSD make), and npm, which installs zig
 # for the macOS cross-build. Each portability check skips itself, saying so,
 # where its tool is missing. libxml2-utils brings xmllint, which checks
-# that every committed SVG is well-formed XML (docs:svg). npm is asked for only where no npm is on PATH:
-# a Node.js from NodeSource carries its own npm, and its nodejs package
-# conflicts with Debian's npm, so asking apt for it fails the whole install.
-TEST_PACKAGES="cmake make clang libclang-rt-dev gcc util-linux procps git posh dash original-awk bmake"
-TEST_PACKAGES="$TEST_PACKAGES libxml2-utils"
+# that every committed SVG is well-formed XML (docs:svg). npm is asked for
+# only where no npm is on PATH: a Node.js from NodeSource carries its own
+# npm, and its nodejs package conflicts with Debian's npm, so asking apt for
+# it fails the whole install.
+TEST_PACKAGES="cmake make clang libclang-rt-dev gcc util-linux procps git"
+TEST_PACKAGES="$TEST_PACKAGES posh dash original-awk bmake libxml2-utils"
 command -v npm >/dev/null 2>&1 || TEST_PACKAGES="$TEST_PACKAGES npm"
 
 can_apt() { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; }
@@ -42,13 +43,15 @@ apt_install() {
     {
         echo "== $(date -u '+%F %T') apt-get install $*"
         DEBIAN_FRONTEND=noninteractive apt-get update &&
-            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=120 "$@"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+                -o DPkg::Lock::Timeout=120 "$@"
     } >>"$APT_LOG" 2>&1
     rc=$?
     # "Setting up NAME (VERSION) ..." is apt's line for each package it set up.
     awk '/^== /{ mark = NR } { line[NR] = $0 }
          END { for (i = mark; i <= NR; i++)
-                   if (line[i] ~ /^Setting up /) { split(line[i], w, " "); print "  installed " w[3] " " w[4] } }' \
+                   if (line[i] ~ /^Setting up /) {
+                       split(line[i], w, " "); print "  installed " w[3] " " w[4] } }' \
         "$APT_LOG" >&2
     [ "$rc" -eq 0 ] || echo "apt-get failed (exit $rc); see $APT_LOG" >&2
     return "$rc"
@@ -75,7 +78,10 @@ compiles() {
     local cc=$1 probe rc
     shift
     probe=$(mktemp -d)
-    { [ -z "${HEADER:-}" ] || echo "#include <$HEADER>"; echo "int main(void) { return 0; }"; } >"$probe/p.c"
+    {
+        [ -z "${HEADER:-}" ] || echo "#include <$HEADER>"
+        echo "int main(void) { return 0; }"
+    } >"$probe/p.c"
     "$cc" "$probe/p.c" -o "$probe/a" "$@" 2>/dev/null
     rc=$?
     rm -rf "$probe"

@@ -32,7 +32,7 @@ fi
 version=$("$zig" version 2>/dev/null)
 case $version in
 0.11.*) ;;
-*) echo "note: zig $version, not 0.11: its macOS headers may differ from the ones this was checked with" ;;
+*) echo "note: zig $version, not 0.11: its macOS headers may differ from those checked with" ;;
 esac
 
 warn=$(sed -n 's/^WARN *= *//p' "$root/common/phase.mk")
@@ -86,5 +86,6 @@ for target in aarch64-macos x86_64-macos; do
     done
     loadgen_for "$target"
 done
-echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn ($zig, $version)"
+echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn" \
+    "($zig, $version)"
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures did not build for macOS"; exit 1; }

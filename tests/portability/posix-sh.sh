@@ -27,7 +27,8 @@ fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
     files=$(git ls-files | grep -v '^docs/workshop/')
 else
-    files=$(find . -type f ! -path './build/*' ! -path './.git/*' ! -path './docs/workshop/*' | sed 's#^\./##')
+    files=$(find . -type f ! -path './build/*' ! -path './.git/*' ! -path './docs/workshop/*' |
+        sed 's#^\./##')
 fi
 posix_scripts=""
 bash_scripts=""
@@ -41,18 +42,28 @@ done
 
 shells=""
 for s in dash posh; do command -v $s >/dev/null 2>&1 && shells="$shells $s"; done
-[ -n "$shells" ] || { echo "skipped: neither dash nor posh is installed (apt-get install dash posh)"; exit 77; }
+if [ -z "$shells" ]; then
+    echo "skipped: neither dash nor posh is installed (apt-get install dash posh)"
+    exit 77
+fi
 
 n=0
 for f in $posix_scripts; do
     for s in $shells; do
-        if out=$($s -n "$f" 2>&1); then n=$((n + 1)); else fail "$f does not parse under $s: $out"; fi
+        if out=$($s -n "$f" 2>&1); then
+            n=$((n + 1))
+        else
+            fail "$f does not parse under $s: $out"
+        fi
     done
 done
 echo "POSIX sh:$posix_scripts: $n parses under$shells"
 
 # Lines that are not comments, numbered, for the pattern checks below.
-code() { awk '{ line = $0; sub(/^[ \t]+/, "", line) } line !~ /^#/ { print FILENAME ":" FNR ": " $0 }' "$@"; }
+code() {
+    awk '{ line = $0; sub(/^[ \t]+/, "", line) }
+         line !~ /^#/ { print FILENAME ":" FNR ": " $0 }' "$@"
+}
 # forbid WHAT ERE FILE...: fail for every code line matching ERE.
 forbid() {
     what=$1 ere=$2
@@ -68,9 +79,12 @@ for f in $bash_scripts; do
 done
 if [ -n "$bash_scripts" ]; then
     # shellcheck disable=SC2086 # the file lists are words
-    forbid "bash 4 only (macOS has bash 3.2)" \
-        '(^|[^[:alnum:]_])(mapfile|readarray|coproc)([^[:alnum:]_]|$)|(declare|local|typeset) +-[a-zA-Z]*[An]|\$\{[[:alnum:]_]+(\[[^]]*\])?(,,?|\^\^?)\}|wait +-n|\|&|\[\[ +-v |\$\{[^}]*@[QEPAa]\}|\[-[0-9]+\]\}|EPOCH(SECONDS|REALTIME)|&>>|shopt +-s +(globstar|lastpipe)' \
-        $bash_scripts
+    bash4='(^|[^[:alnum:]_])(mapfile|readarray|coproc)([^[:alnum:]_]|$)'
+    bash4=$bash4'|(declare|local|typeset) +-[a-zA-Z]*[An]'
+    bash4=$bash4'|\$\{[[:alnum:]_]+(\[[^]]*\])?(,,?|\^\^?)\}'
+    bash4=$bash4'|wait +-n|\|&|\[\[ +-v |\$\{[^}]*@[QEPAa]\}|\[-[0-9]+\]\}|EPOCH(SECONDS|REALTIME)'
+    bash4=$bash4'|&>>|shopt +-s +(globstar|lastpipe)'
+    forbid "bash 4 only (macOS has bash 3.2)" "$bash4" $bash_scripts
 fi
 [ $fails -eq $before ] && echo "bash:$bash_scripts: parsed, no bash 4 construct"
 
@@ -81,8 +95,9 @@ for f in [0-9][0-9]-*/wall.sh beyond/[0-9][0-9]-*/wall.sh scripts/lib/*.sh commo
     [ -f "$f" ] && mine="$mine $f"
 done
 # shellcheck disable=SC2086
-forbid "GNU-only tool or option (off Linux it is missing)" \
-    '(^|[;&|({]|\$\(|then|do|else) *(timeout|nproc|taskset)([ );|&]|$)|stat +-c|date +[^|;]*%N|readlink +-f|sed +-i( |$)|sed +-i -|(^|[^[:alnum:]_])grep +-[a-zA-Z]*P|xargs +-[a-zA-Z0-9]*r|--ignore-failed-read|sort +-V' \
-    $mine
+gnu='(^|[;&|({]|\$\(|then|do|else) *(timeout|nproc|taskset)([ );|&]|$)|stat +-c|date +[^|;]*%N'
+gnu=$gnu'|readlink +-f|sed +-i( |$)|sed +-i -|(^|[^[:alnum:]_])grep +-[a-zA-Z]*P'
+gnu=$gnu'|xargs +-[a-zA-Z0-9]*r|--ignore-failed-read|sort +-V'
+forbid "GNU-only tool or option (off Linux it is missing)" "$gnu" $mine
 [ $fails -eq $before ] && echo "no GNU-only tool in:$mine"
 [ $fails -eq 0 ] || { echo "FAIL: $fails problem(s)"; exit 1; }

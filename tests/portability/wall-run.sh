@@ -86,7 +86,8 @@ if [ "$mode" = forced ]; then
     export LADDER_FORCE_PORTABLE
 fi
 echo "make wall in $rung: $make_cmd, wall.sh under $shell_path, awk = $awk_used, $sed_used," \
-    "LADDER_FORCE_PORTABLE=${LADDER_FORCE_PORTABLE:-unset}; PATH holds only: $(ls "$bin" | tr '\n' ' ')"
+    "LADDER_FORCE_PORTABLE=${LADDER_FORCE_PORTABLE:-unset};" \
+    "PATH holds only: $(ls "$bin" | tr '\n' ' ')"
 (cd "$tree/$rung" && PATH=$bin "$make_cmd" wall WALL_SH="$shell_path" CC="${CC:-cc}") \
     >"$work/out" 2>&1
 rc=$?
@@ -101,7 +102,12 @@ check() { # what grep-pattern
         fails=$((fails + 1))
     fi
 }
-[ $rc -eq 0 ] && echo "ok   make wall exited 0" || { echo "FAIL make wall exited $rc"; fails=$((fails + 1)); }
+if [ $rc -eq 0 ]; then
+    echo "ok   make wall exited 0"
+else
+    echo "FAIL make wall exited $rc"
+    fails=$((fails + 1))
+fi
 if grep -q 'could not measure\|not found\|parameter not set\|unbound variable' "$work/out"; then
     echo "FAIL the run reported an error (above)"
     fails=$((fails + 1))
