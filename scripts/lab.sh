@@ -121,9 +121,9 @@ solutions_in_tree() {
 
 # ---- plant ----------------------------------------------------------------
 
-cmd_plant() {
-    code=$1
-    need_known "$code"
+# plant_preflight: nothing planted yet, no git operation half done, no
+# file git has been told to ignore changes to.
+plant_preflight() {
     [ -f "$state" ] &&
         die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
     for f in MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD rebase-merge rebase-apply; do
@@ -132,40 +132,54 @@ cmd_plant() {
     done
     [ -z "$(git ls-files -v | awk '$1 == "S" || $1 ~ /^[a-z]$/')" ] ||
         die "some files are marked skip-worktree or assume-unchanged (git ls-files -v): clear them"
+}
+
+# set_work_aside: uncommitted work goes to git stash (stash: its commit).
+set_work_aside() {
+    stash=""
+    dirty || return 0
+    applied=$(solutions_in_tree worktree | tr '\n' ' ')
+    entry="lab.sh: work set aside while lab $code is planted"
+    git_ stash push -q --include-untracked -m "$entry" ||
+        die "git stash failed: nothing was changed; commit or clean your work and plant again"
+    stash=$(git rev-parse -q --verify refs/stash)
+    echo "Your uncommitted work is set aside (git stash, entry \"$entry\")."
+    [ -n "$applied" ] &&
+        echo "  It includes the applied solution(s): $applied- set aside too," \
+            "so the lab starts from the rung as it is."
+    echo "  'scripts/lab.sh reset' puts it back."
+}
+
+# solution_out_of_the_way: where the lab does not apply, a solution
+# committed on the branch may be in the way (L16 changes code that
+# edge-triggered.patch removes): it is taken out if that lets it apply.
+solution_out_of_the_way() {
+    git apply --check "$patch" >/dev/null 2>&1 && return 0
+    for s in $(solutions_in_tree cached); do
+        if git apply -R "$solutions/$s.patch" 2>/dev/null; then
+            if git apply --check "$patch" >/dev/null 2>&1; then
+                echo "Your branch carries the $s solution; it is taken out for the lab," \
+                    "which starts from the rung without it."
+                break
+            fi
+            git apply "$solutions/$s.patch"
+        fi
+    done
+}
+
+cmd_plant() {
+    code=$1
+    need_known "$code"
+    plant_preflight
     head_commit=$(git rev-parse HEAD) || die "this clone has no commit"
     patch=$(plain "$code") || die "cannot read $(patch_of "$code")"
-    stash=""
-    if dirty; then
-        applied=$(solutions_in_tree worktree | tr '\n' ' ')
-        entry="lab.sh: work set aside while lab $code is planted"
-        git_ stash push -q --include-untracked -m "$entry" ||
-            die "git stash failed: nothing was changed; commit or clean your work and plant again"
-        stash=$(git rev-parse -q --verify refs/stash)
-        echo "Your uncommitted work is set aside (git stash, entry \"$entry\")."
-        [ -n "$applied" ] &&
-            echo "  It includes the applied solution(s): $applied- set aside too," \
-                "so the lab starts from the rung as it is."
-        echo "  'scripts/lab.sh reset' puts it back."
-    fi
+    set_work_aside
     {
         echo "code=$code"
         echo "head=$head_commit"
         echo "stash=$stash"
     } >"$state"
-    if ! git apply --check "$patch" >/dev/null 2>&1; then
-        # A solution committed on the branch may be in the way (L16 changes
-        # code that edge-triggered.patch removes).
-        for s in $(solutions_in_tree cached); do
-            if git apply -R "$solutions/$s.patch" 2>/dev/null; then
-                if git apply --check "$patch" >/dev/null 2>&1; then
-                    echo "Your branch carries the $s solution; it is taken out for the lab," \
-                        "which starts from the rung without it."
-                    break
-                fi
-                git apply "$solutions/$s.patch"
-            fi
-        done
-    fi
+    solution_out_of_the_way
     if ! git apply "$patch" 2>/dev/null; then
         undo_plant
         die "lab $code does not apply to your branch (it changes $(rung_of "$code");" \
