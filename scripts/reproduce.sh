@@ -29,8 +29,13 @@
 # The report is made by scripts/report.sh from raw/ alone, and the verdicts
 # are printed at the end.
 #
-# Platforms: Linux (the reference), macOS and FreeBSD. Needs make and a C
-# compiler; cmake, gnuplot and libuv are used when present (as root on
+# Platforms: Linux (the reference), macOS and FreeBSD. Needs bash (3.2 is
+# enough; FreeBSD: pkg install bash), make and a C compiler; without cmake
+# the servers and loadgen are built by make (each rung's Makefile and
+# clients/loadgen.mk). 02-fork's and 03-threads' runs are sized to the
+# processes and threads this OS leaves room for, as make wall sizes them
+# (the log says when a run shrank). cmake, gnuplot and libuv are used when
+# present (as root on
 # Debian or Ubuntu they are installed with apt-get; elsewhere the report
 # says what was skipped and what to install: `brew install cmake gnuplot
 # libuv` on macOS, `pkg install cmake gnuplot libuv` on FreeBSD).

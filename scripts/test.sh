@@ -26,7 +26,8 @@
 # alone, see tests/CMakeLists.txt). Builds use at most 2 jobs.
 #
 # bash 3.2 (macOS's) is enough: no GNU-only tool, ${1+"$@"} for a possibly
-# empty argument list under set -u.
+# empty argument list under set -u. FreeBSD has no bash in its base system:
+# pkg install bash first.
 # bash is not in FreeBSD's base system. Where `#!/usr/bin/env bash` finds
 # none, env(1) stops with its own message ("env: bash: No such file or
 # directory"); started with sh instead (sh scripts/test.sh), the line
