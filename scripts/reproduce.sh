@@ -35,10 +35,10 @@
 # clients/loadgen.mk). 02-fork's and 03-threads' runs are sized to the
 # processes and threads this OS leaves room for, as make wall sizes them
 # (the log says when a run shrank). cmake, gnuplot and libuv are used when
-# present (as root on
-# Debian or Ubuntu they are installed with apt-get; elsewhere the report
-# says what was skipped and what to install: `brew install cmake gnuplot
-# libuv` on macOS, `pkg install cmake gnuplot libuv` on FreeBSD).
+# present (as root on Debian or Ubuntu they are installed with apt-get;
+# elsewhere the report says what was skipped and what to install: `brew
+# install cmake gnuplot libuv` on macOS, `pkg install cmake gnuplot libuv`
+# on FreeBSD).
 # Environment: CC (default clang, else cc); BUILD_DIR to build (Release, no
 # sanitizers) and measure in another folder than the release preset's
 # build/release, relative to the repository; RESULTS_DIR (default results);
