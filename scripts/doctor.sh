@@ -21,8 +21,10 @@
 # Environment: CC, the compiler make will use (default cc); DOCTOR_MIN_FDS
 # (default 10100: C10K's clients plus a margin).
 set -u
-# The limits and caps are read as the walls read them: scripts/lib/ladder.sh.
-. "$(dirname "$0")/lib/ladder.sh"
+# The limits and caps are read as the walls read them: scripts/lib/ladder.sh
+# (found from $0 by the shell alone: a PATH without dirname still runs this).
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+. "$here/lib/ladder.sh"
 ladder_platform
 
 os=$LADDER_OS
