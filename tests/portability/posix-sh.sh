@@ -91,7 +91,8 @@ fi
 before=$fails
 mine=""
 for f in [0-9][0-9]-*/wall.sh beyond/[0-9][0-9]-*/wall.sh scripts/lib/*.sh common/phase.mk \
-    clients/loadgen.mk scripts/test.sh scripts/check-workshop.sh scripts/doctor.sh; do
+    clients/loadgen.mk scripts/test.sh scripts/check-workshop.sh scripts/doctor.sh \
+    scripts/reproduce.sh scripts/lab.sh; do
     [ -f "$f" ] && mine="$mine $f"
 done
 # shellcheck disable=SC2086
