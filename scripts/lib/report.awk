@@ -86,7 +86,7 @@ BEGIN {
     scan_last_select = ENVIRON["SCAN_IDLE_SELECT"]; sub(/.*,/, "", scan_last_select)
     curve_rungs = ENVIRON["CURVE_RUNGS"]; curve_ns = ENVIRON["CURVE_NS"]; curve_status = ENVIRON["CURVE_STATUS"]
     curve_n = curve_ns; sub(/.* /, "", curve_n)   # the largest: C10K
-    curve_n_select = ENVIRON["CURVE_N_SELECT"]
+    curve_n_select = ENVIRON["CURVE_N_SELECT"]; beyond_status = ENVIRON["BEYOND_STATUS"]
     yard_n = ENVIRON["YARD_N"]; yard_rate = ENVIRON["YARD_RATE"]; yard_pairs = ENVIRON["YARD_PAIRS"]
     busy_status = ENVIRON["BUSY_STATUS"]; yard_status = ENVIRON["YARD_STATUS"]
     server_figures = ENVIRON["SERVER_FIGURES"]
@@ -115,6 +115,9 @@ BEGIN {
         " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue echoes_per_conn_min:min"
     # The yardstick's pairs: one row per server and pair.
     T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us rate_achieved"
+    # System calls per message under strace (scripts/lib/syscalls.sh): one
+    # row per server, its own table (write_syscalls).
+    T["syscalls"] = "rung|requested rate_offered messages syscalls calls"
 }
 
 # ---- reading ------------------------------------------------------------
@@ -244,16 +247,19 @@ function get(k, g, key,    v) {
     return v
 }
 
-function r(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
+# x with d decimals (1 by default).
+function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # A value for the text of a verdict: "?" when it is missing, never 0.
-function f(x, d) { return x == "" ? "?" : r(x, d) }
-function r2(x) { return x == "" ? "" : r(x, 2) }
-function ratio(a, b) { return (a + 0 == 0) ? "" : r(b / a, 2) }
+function shown(x, d) { return x == "" ? "?" : fixed(x, d) }
+# A value for a CSV cell: two decimals, or empty when it is missing.
+function two_places(x) { return x == "" ? "" : fixed(x, 2) }
+# b over a, two decimals; "" when a is 0 or missing.
+function ratio(a, b) { return (a + 0 == 0) ? "" : fixed(b / a, 2) }
 # "median (min-max)" of a key over a group's runs.
-function mmm(k, g, key, d,    a, b, c) {
+function median_range(k, g, key, d,    a, b, c) {
     a = stat(k, g, key, "median"); b = stat(k, g, key, "min"); c = stat(k, g, key, "max")
     if (a == "") return "?"
-    return (b == c) ? r(a, d) : r(a, d) " (" r(b, d) "-" r(c, d) ")"
+    return (b == c) ? fixed(a, d) : fixed(a, d) " (" fixed(b, d) "-" fixed(c, d) ")"
 }
 function skipped(rung) { return index(" " skip_rungs " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
@@ -290,8 +296,8 @@ function write_memory_per_conn(    file, i, g, p) {
         split(g, p, ",")
         if (p[2] == 1) continue
         start()
-        printf "%s,%s,%s,%s,%s,%s\n", g, r2(per_conn(p[1], p[2], mem_key)), r2(per_conn(p[1], p[2], "server_rss_kb")),
-            stat("memory", g, "setup_us_per_conn"), mem_name, r2(kernel_slope(p[1])) > file
+        printf "%s,%s,%s,%s,%s,%s\n", g, two_places(per_conn(p[1], p[2], mem_key)), two_places(per_conn(p[1], p[2], "server_rss_kb")),
+            stat("memory", g, "setup_us_per_conn"), mem_name, two_places(kernel_slope(p[1])) > file
     }
     close(file)
 }
@@ -344,8 +350,8 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
     }
     ok = (w01 != "" && a01 != "" && w01 >= STALL_BLOCKED * hold_ms && a01 >= 0 && a01 <= STALL_AFTER_MS && worst < STALL_FREE * hold_ms)
     verdict("stall", ok, sprintf("01-blocking: B waited %s ms, median (min-max) of %d runs (need >= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most %s ms, %s (need < %s x %s ms)",
-        mmm("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"], STALL_BLOCKED, hold_ms,
-        mmm("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, f(worst, 2), wrung, STALL_FREE, hold_ms))
+        median_range("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"], STALL_BLOCKED, hold_ms,
+        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, shown(worst, 2), wrung, STALL_FREE, hold_ms))
 }
 
 function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
@@ -356,7 +362,7 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
         p = get("idle_cpu", R[i], "server_cpu_pct")
         if (p == "") continue
         w = stat("idle_cpu", R[i], "server_wakeups_per_s", "median")
-        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], r(p, 2), f(w, 1))
+        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], fixed(p, 2), shown(w, 1))
         if (mrung == "" || p + 0 > max + 0) { max = p; mrung = R[i] }
         if (w != "" && (wmax == "" || w + 0 > wmax + 0)) wmax = w
         if (w == "") nowake = 1
@@ -372,7 +378,7 @@ function verdict_busy(    p) {
     if (busy_status != "") skip("busy-poll: " busy_status)
     else p = get("idle_cpu", "busy-poll", "server_cpu_pct")
     verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT, sprintf("busy-poll variant of 01 over %s s idle: %s%% of one core (need >= %s%%), against at most %s%% for the rungs",
-        idle_s, f(p, 1), BUSY_MIN_PCT, f(IDLE_MAX, 2)))
+        idle_s, shown(p, 1), BUSY_MIN_PCT, shown(IDLE_MAX, 2)))
 }
 
 function verdict_memory(    n, i, v, e, text, ok) {
@@ -380,7 +386,7 @@ function verdict_memory(    n, i, v, e, text, ok) {
     n = split(mem_rungs, R, " ")
     for (i = 1; i <= n; i++) {
         v[R[i]] = per_conn(R[i], mem_n, mem_key)
-        text = text sprintf("; %s %s KiB, %s us", R[i], f(v[R[i]], 2), f(stat("memory", R[i] "," mem_n, "setup_us_per_conn"), 0))
+        text = text sprintf("; %s %s KiB, %s us", R[i], shown(v[R[i]], 2), shown(stat("memory", R[i] "," mem_n, "setup_us_per_conn"), 0))
     }
     e = v[R[n]]                           # the event loop: 07-epoll, or 06-kqueue without epoll
     if (e != "" && e < MEM_FLOOR_KB) e = MEM_FLOOR_KB
@@ -400,7 +406,7 @@ function verdict_select(    s, rf, q, l, c, o, x, g) {
     x = stat("select", g, "server_refusal_lines")
     verdict("select", s > 900 && s < 1024 && s + rf == q && l == 0 && c == 0 && o == s,
         sprintf("04-select: %s of %s served, %s refused (server logged %s FD_SETSIZE lines), %s lost, %s corrupt, %s still open (need 900 < served < 1024, served + refused = requested, none lost or corrupt, all served still open)",
-            f(s, 0), f(q, 0), f(rf, 0), f(x, 0), f(l, 0), f(c, 0), f(o, 0)))
+            shown(s, 0), shown(q, 0), shown(rf, 0), shown(x, 0), shown(l, 0), shown(c, 0), shown(o, 0)))
 }
 
 # want "grows" (select, poll) or "flat" (kqueue, epoll). Every idle count
@@ -419,8 +425,8 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
         if (a == "" || b == "") continue
         x = ratio(a, b)
         if (x == "" || (want == "grows") != (x + 0 >= SCAN_GROWTH)) bad = 1
-        text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d idle %s)", R[i], r(a), r(b), last,
-            x == "" ? "?" : x, runs["scan", R[i] "," last], last, mmm("scan", R[i] "," last, "rtt_p50_us", 1))
+        text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d idle %s)", R[i], fixed(a), fixed(b), last,
+            x == "" ? "?" : x, runs["scan", R[i] "," last], last, median_range("scan", R[i] "," last, "rtt_p50_us", 1))
     }
     verdict(claim, !bad, substr(text, 3) sprintf(" (need %s %s x)", want == "grows" ? ">=" : "<", SCAN_GROWTH))
 }
@@ -453,7 +459,7 @@ function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w
     sat = stat("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s", rung, k > 1 ? " run " k : "",
         served == "" ? "?" : served, c10k_n, msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0, e5 == "" ? "?" : e5, e9 == "" ? "?" : e9,
-        cpu == "" ? "" : " (" r(cpu, 2) " us CPU/msg" (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
+        cpu == "" ? "" : " (" fixed(cpu, 2) " us CPU/msg" (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
         (prog != "" && contrast) ? " [no progress: " prog "]" : "")
 }
 
@@ -524,7 +530,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, failed_above, client_abo
         CAP_AT_LEAST = 1
         CAP_WHY = client_above ? "client-bound above it" : "the top of the sweep"
     } else if (CAP == "" && FLOOR != "" && FLOOR + 0 > OBJ_US)
-        CAP_WHY = "no rate met the objective: its p" OBJ_PCT " floor is " r(FLOOR / 1000, 2) " ms"
+        CAP_WHY = "no rate met the objective: its p" OBJ_PCT " floor is " fixed(FLOOR / 1000, 2) " ms"
     else if (CAP == "")
         CAP_WHY = first_fail == "" ? "every step was client-bound" : "no step met the objective and kept up (first: " first_fail " msgs/s)"
 }
@@ -593,7 +599,7 @@ function verdict_walls(    n, i, cn, text) {
         if (curve_faults(R[i], cn)) continue
         text = text sprintf("; %s at %s: %s", R[i], cn, capacity_text(R[i], cn))
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
-            f(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1), f(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
+            shown(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1), shown(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
     }
     verdict("walls", 1, sprintf("capacity = the highest offered rate kept up with (>= %s of it achieved) with p%s <= %s us; client-bound steps (> %s%% of sends late, or a loadgen thread at 90%%) count for nobody:%s",
         CURVE_KEPT, OBJ_PCT, OBJ_US, CLIENT_LATE * 100, substr(text, 2)))
@@ -660,12 +666,172 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     capacity(yard_rung, curve_n); ce = capacity_text(yard_rung, curve_n)
     capacity("uv-echo", curve_n); cu = capacity_text("uv-echo", curve_n)
     text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s connections on one core: %s %s, libuv %s",
-        n, yard_n, yard_rate, yard_rung, r(mid, 3), r(lo, 3), r(hi, 3), curve_n, yard_rung, ce, cu)
+        n, yard_n, yard_rate, yard_rung, fixed(mid, 3), fixed(lo, 3), fixed(hi, 3), curve_n, yard_rung, ce, cu)
     verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100, text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
 }
 
+# ---- findings: figures stated as they came, with no threshold ------------
+
+# A line of findings.tsv, for report.sh: KEY TAB TEXT.
+function finding(key, text) { printf "%s\t%s\n", key, text > (out "/findings.tsv") }
+
+# syscall_state(rung): "" when the rung's traced run gave its figures, else
+# what happened instead: "not measured (why)" or the server's faults.
+function syscall_state(rung,    k) {
+    k = "syscalls"
+    if (!((k, rung) in runs)) return "not measured (no line in raw/syscalls.jsonl)"
+    if ((k, rung) in nfault) return "the server misbehaved under strace: " sfirst[k, rung]
+    if ((k, rung) in err) return "not measured (" err[k, rung] ")"
+    if (stat(k, rung, "syscalls", "median") == "" || stat(k, rung, "messages", "median") + 0 <= 0)
+        return "not measured (no system call or message count)"
+    return ""
+}
+
+# per_message_calls(rung, top): the top most frequent calls of the rung's
+# traced run, each per message: "read 1.09; write 1.00; epoll_wait 0.80".
+function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
+    n = split(stat("syscalls", rung, "calls", "median"), list, " ")
+    msgs = stat("syscalls", rung, "messages", "median")
+    for (i = 1; i <= n && i <= top; i++) {
+        at = index(list[i], "=")
+        text = text (i > 1 ? "; " : "") substr(list[i], 1, at - 1) " " \
+            fixed(substr(list[i], at + 1) / msgs, 2)
+    }
+    return text
+}
+
+# syscalls.csv: one row per traced server, per-message figures.
+function write_syscalls(    file, i, g, msgs, calls, per, state) {
+    file = out "/syscalls.csv"
+    print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status" > file
+    for (i = 1; i <= rows["syscalls"]; i++) {
+        g = order["syscalls", i]
+        state = syscall_state(g)
+        msgs = calls = per = ""
+        if (state == "") {
+            msgs = stat("syscalls", g, "messages", "median")
+            calls = stat("syscalls", g, "syscalls", "median")
+            per = fixed(calls / msgs, 2)
+        }
+        gsub(/,/, ";", state)
+        printf "%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
+            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per,
+            state == "" ? per_message_calls(g, 4) : "", state > file
+    }
+    close(file)
+}
+
+# The finding: each server's system calls per message and its top calls,
+# then 08-io_uring against 07-epoll, whichever way it went.
+function finding_syscalls(    i, g, state, text, per, n, rate) {
+    if (!("syscalls" in seen)) {
+        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
+        return
+    }
+    for (i = 1; i <= rows["syscalls"]; i++) {
+        g = order["syscalls", i]
+        state = syscall_state(g)
+        if (state != "") { text = text "; " g ": " state; continue }
+        per[g] = stat("syscalls", g, "syscalls", "median") / stat("syscalls", g, "messages", "median")
+        n = stat("syscalls", g, "requested", "median"); rate = stat("syscalls", g, "rate_offered", "median")
+        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
+            g, fixed(per[g], 2), stat("syscalls", g, "syscalls", "median"),
+            stat("syscalls", g, "messages", "median"), per_message_calls(g, 3))
+    }
+    text = substr(text, 3)
+    if (n != "") text = sprintf("strace -c -f on the server, %s connections opened and closed, " \
+        "%s msgs/s offered (open loop), counts per message echoed: %s", n, rate, text)
+    if (("07-epoll" in per) && ("08-io_uring" in per))
+        text = text ". " uring_against_epoll(per["07-epoll"], per["08-io_uring"])
+    finding("syscalls", text)
+}
+
+function uring_against_epoll(e, u) {
+    if (u < e) return sprintf("08-io_uring made %s x fewer system calls per message than 07-epoll", \
+        fixed(e / u, 2))
+    return sprintf("08-io_uring made no fewer system calls per message than 07-epoll " \
+        "(%s against %s)", fixed(u, 2), fixed(e, 2))
+}
+
+# common_step(list, n): the highest offered rate at which every rung of
+# list kept up and met the objective at n connections ("" if none).
+function common_step(list, n,    r, nr, i, j, g, part, rate, ok, best) {
+    nr = split(list, r, " ")
+    for (i = 1; i <= rows["curves"]; i++) {
+        g = order["curves", i]
+        split(g, part, ",")
+        if (part[1] != r[1] || part[2] != n) continue
+        rate = part[3]
+        ok = 1
+        for (j = 1; j <= nr; j++)
+            if (!(("curves", r[j] "," n "," rate) in runs) || step_kind(r[j] "," n "," rate) != "ok") ok = 0
+        if (ok && (best == "" || rate + 0 > best + 0)) best = rate
+    }
+    return best
+}
+
+# The servers past the ladder on the same curve as 07-epoll: capacity, and
+# CPU and context switches per message at one step all of them kept up with.
+function finding_beyond(    list, r, nr, i, text, absent, step, g) {
+    if (curve_status != "") { finding("beyond", "not measured: " curve_status); return }
+    nr = split("07-epoll 08-io_uring 09-reuseport", r, " ")
+    for (i = 1; i <= nr; i++) {
+        capacity(r[i], curve_n)
+        if (CAP_WHY == "not swept") { absent = absent ", " r[i]; continue }
+        list = list " " r[i]
+        text = text sprintf("; %s %s", r[i], capacity_text(r[i], curve_n))
+    }
+    text = "capacity at " curve_n " connections: " substr(text, 3)
+    if (absent != "") text = text "; not on the curves: " substr(absent, 3) \
+        (beyond_status != "" ? " (" beyond_status ")" : " (not swept in this run)")
+    step = common_step(substr(list, 2), curve_n)
+    if (step == "") text = text "; no step that every one of them kept up with"
+    else {
+        text = text "; at " (step + 0) " msgs/s, which all of them kept up with:"
+        nr = split(substr(list, 2), r, " ")
+        for (i = 1; i <= nr; i++) {
+            g = r[i] "," curve_n "," step
+            text = text sprintf("%s %s %s us CPU and %s context switches per message", i > 1 ? ";" : "",
+                r[i], shown(stat("curves", g, "server_cpu_us_per_msg", "median"), 2),
+                shown(stat("curves", g, "server_ctx_switches_per_msg", "median"), 2))
+        }
+    }
+    finding("beyond", text)
+}
+
+# 09-reuseport against 07-epoll: whether this run could show a gain. 09
+# runs one loop per online CPU; a gain needs those loops on more than one
+# CPU that loadgen's threads leave free. The curves pin the server to one
+# CPU (C10K_SERVER_CPU) where the platform pins: then its loops share it.
+function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, text, c7, c9) {
+    ncpu = split(ENVIRON["ALLOWED_CPUS"], cpus, ",")
+    threads = ENVIRON["CLIENT_THREADS"] + 0; if (threads < 1) threads = 1
+    server_cpu = ENVIRON["C10K_SERVER_CPU"]; loops = ENVIRON["M_CORES"]
+    free = (server_cpu != "") ? 1 : ncpu - threads
+    text = sprintf("%d allowed CPU(s), loadgen on %d thread(s) (CPU(s) %s), ", ncpu, threads,
+        ENVIRON["CURVE_CLIENT_CPUS"] == "" ? "?" : ENVIRON["CURVE_CLIENT_CPUS"])
+    if (server_cpu != "")
+        text = text sprintf("the server pinned to CPU %s: 09-reuseport's %s loops share that one " \
+            "CPU, as 07-epoll's one loop does, so no gain can show in these curves", server_cpu,
+            loops == "" ? "N" : loops)
+    else if (free >= 2)
+        text = text sprintf("nothing pinned: 09-reuseport's loops can spread over the %d CPUs " \
+            "loadgen leaves, so it could show a gain over 07-epoll", free)
+    else
+        text = text "nothing pinned: the client and the server share the CPUs, so 09-reuseport's " \
+            "loops compete with loadgen's threads and no gain can show"
+    if (ncpu == 2) text = text "; on 2 CPUs there is none to spare: loadgen needs the other one, " \
+        "and an unpinned second loop would compete with it"
+    capacity("07-epoll", curve_n); c7 = CAP_WHY == "not swept" ? "" : capacity_text("07-epoll", curve_n)
+    capacity("09-reuseport", curve_n)
+    c9 = CAP_WHY == "not swept" ? "" : capacity_text("09-reuseport", curve_n)
+    if (c7 != "" && c9 != "") text = text "; measured: 09-reuseport " c9 " against 07-epoll " c7
+    else text = text "; 09-reuseport was not on the curves of this run"
+    finding("reuseport", text)
+}
+
 END {
-    for (kind in T) if (kind in seen) write_csv(kind)
+    for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
     verdict_stall()
     verdict_idle()
@@ -679,4 +845,9 @@ END {
     verdict_walls()
     verdict_c10k_wall()
     verdict_yardstick()
+    printf "" > (out "/findings.tsv")
+    if ("syscalls" in seen) write_syscalls()
+    finding_syscalls()
+    finding_beyond()
+    finding_reuseport()
 }
