@@ -36,16 +36,19 @@ set +a
 : "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
 : "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}"
 : "${MEM_KEY:=server_pss_kb}" "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}"
-: "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
+KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
+: "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
 : "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
-export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE SKIP_RUNGS SKIP_WHY
+export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
+export SKIP_RUNGS SKIP_WHY
 export MEM_KEY YARD_RUNG SERVER_FIGURES BEYOND_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
 [ "$MEM_KEY" = server_pss_kb ] || MEM_NAME=footprint
 
-rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv "$RESULTS"/report.md \
+rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv \
+    "$RESULTS"/report.md \
     "$RESULTS"/findings.tsv
 shopt -s nullglob
 if ! awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"; then
@@ -158,11 +161,12 @@ finding() {
 }
 
 report_head() {
-    local run=""
-    [ "${FULL:-0}" = 1 ] && run=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
-    [ "$QUICK" = 1 ] && run=" A **--quick** run: fewer repetitions and smaller N; not the project's claims."
+    local run="" claims="not the project's claims."
+    [ "${FULL:-0}" = 1 ] &&
+        run=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
+    [ "$QUICK" = 1 ] && run=" A **--quick** run: fewer repetitions and smaller N; $claims"
     [ "${SMOKE:-0}" = 1 ] &&
-        run=" A **--smoke** run: tiny counts, one run each, to exercise the path; not the project's claims."
+        run=" A **--smoke** run: tiny counts, one run each, to exercise the path; $claims"
     cat <<EOF
 # The I/O ladder, measured on this machine
 
@@ -183,11 +187,12 @@ EOF
 
 report_machine() {
     local portable="" waited=""
-    [ "$PORTABLE" = 1 ] && portable="; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken on Linux
-(no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through the shim,
-connections from 127.0.0.1 only)"
-    [ "${PORT_WAIT_S:-0}" != 0 ] && waited="Waited $PORT_WAIT_S s in all for ephemeral ports in TIME_WAIT
-to come free (at most ${PORT_BUDGET:-?} fresh ports within ${PORT_TIME_WAIT_S:-?} s)."
+    [ "$PORTABLE" = 1 ] && portable="; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken
+on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through
+the shim, connections from 127.0.0.1 only)"
+    [ "${PORT_WAIT_S:-0}" != 0 ] &&
+        waited="Waited $PORT_WAIT_S s in all for ephemeral ports in TIME_WAIT to come free
+(at most ${PORT_BUDGET:-?} fresh ports within ${PORT_TIME_WAIT_S:-?} s)."
     cat <<EOF
 
 ## Machine
@@ -256,8 +261,9 @@ $(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_m
 
 ## 2. Idle CPU
 
-$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" \
-    server_cpu_pct="% of one core" server_wakeups_per_s="wakeups/s" server_threads=threads \
+$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" \
+    server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" \
+    server_wakeups_per_s="wakeups/s" server_threads=threads \
     server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
 
 ## 3. Memory and setup time per connection
@@ -384,7 +390,8 @@ plots 2>>"$RESULTS/logs/gnuplot.log" || true
 report_md >"$RESULTS/report.md"
 awk -F'\t' '{ printf "%-10s %s: %s\n", $1, $2, $3 }' "$RESULTS/verdicts.tsv"
 # A server that misbehaved, or a measurement that was not made, fails the run.
-if awk -F'\t' '$4 == "server" || $4 == "failed" { bad = 1 } END { exit !bad }' "$RESULTS/verdicts.tsv"; then
+if awk -F'\t' '$4 == "server" || $4 == "failed" { bad = 1 } END { exit !bad }' \
+    "$RESULTS/verdicts.tsv"; then
     exit 1
 fi
 exit 0

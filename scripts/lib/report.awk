@@ -701,7 +701,7 @@ function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
 }
 
 # syscalls.csv: one row per traced server, per-message figures.
-function write_syscalls(    file, i, g, msgs, calls, per, state) {
+function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
     file = out "/syscalls.csv"
     print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status" > file
     for (i = 1; i <= rows["syscalls"]; i++) {
@@ -713,10 +713,10 @@ function write_syscalls(    file, i, g, msgs, calls, per, state) {
             calls = stat("syscalls", g, "syscalls", "median")
             per = fixed(calls / msgs, 2)
         }
+        top = (state == "") ? per_message_calls(g, 4) : ""
         gsub(/,/, ";", state)
-        printf "%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
-            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per,
-            state == "" ? per_message_calls(g, 4) : "", state > file
+        printf("%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
+            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per, top, state) > file
     }
     close(file)
 }
