@@ -769,10 +769,12 @@ function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
     return text
 }
 
-# syscalls.csv: one row per traced server, per-message figures.
+# syscalls.csv: one row per traced server, per-message figures, and every
+# call's count as strace gave it (all_calls: the reference run keeps the CSVs).
 function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
     file = out "/syscalls.csv"
-    print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status" > file
+    print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status," \
+        "all_calls" > file
     for (i = 1; i <= rows["syscalls"]; i++) {
         g = order["syscalls", i]
         state = syscall_state(g)
@@ -784,8 +786,9 @@ function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
         }
         top = (state == "") ? per_message_calls(g, 4) : ""
         gsub(/,/, ";", state)
-        printf("%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
-            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per, top, state) > file
+        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
+            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per, top, state,
+            state == "" ? stat("syscalls", g, "calls", "median") : "") > file
     }
     close(file)
 }

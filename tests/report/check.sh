@@ -19,7 +19,7 @@ client-errors pss-unreadable missing-files failed-runs empty-values not-reproduc
 fault-stall fault-idle fault-busy-poll fault-memory fault-select fault-scan-n fault-scan-ready
 fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-client-bound
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
-syscalls-missing syscalls-fault beyond-not-swept"
+syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -236,6 +236,15 @@ beyond-not-swept) # io_uring refused for the curves, and 09 not built
     setting CURVE_RUNGS "02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo"
     setting BEYOND_STATUS "08-io_uring: io_uring unavailable (refused); 09-reuseport: not built on this platform"
     edit curves.jsonl '!/"rung":"0[89]-/' ;;
+reuseport-unpinned) # 2 CPUs, nothing pinned (the portable path): 09 competes with loadgen
+    setting C10K_SERVER_CPU ""
+    setting PIN_TEXT "Pinning: **none**" ;;
+reuseport-spare-cpus) # 8 CPUs unpinned, loadgen on 3 threads: 5 left for 09's loops
+    setting ALLOWED_CPUS 0,1,2,3,4,5,6,7
+    setting M_CORES 8
+    setting CLIENT_THREADS 3
+    setting CURVE_CLIENT_CPUS 1,2,3
+    setting C10K_SERVER_CPU "" ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
@@ -258,6 +267,8 @@ good)
     finding syscalls "08-io_uring made 1.76 x fewer system calls per message than 07-epoll"
     in_report "| 09-reuseport | 1000 | 5000 | 11000 | 37659 | 3.42 | read 1.09; write 1.00; epoll_wait 0.79; fcntl 0.18 |"
     in_report "Finding: strace -c -f on the server, 1000 connections"
+    grep -q '^08-io_uring,1000,5000,11000,21364,1.94,.*,io_uring_enter=20364 close=1000$' \
+        "$WORK/syscalls.csv" || { echo "FAIL: syscalls.csv lacks 08-io_uring's row"; FAILS=$((FAILS + 1)); }
     # 08's canned curve falls behind at 64000: its capacity is 32000, the
     # highest step all three kept up with.
     finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); 08-io_uring 32000 msgs/s; 09-reuseport at least 64000"
@@ -285,6 +296,14 @@ syscalls-fault)
     all_reproduced_but
     finding syscalls "07-epoll: the server misbehaved under strace: run 1: 2 lost"
     finding syscalls "08-io_uring: 1.94 system calls per message" ;;
+reuseport-unpinned)
+    all_reproduced_but
+    finding reuseport "nothing pinned: the client and the server share the CPUs, so 09-reuseport's loops compete with loadgen's threads and no gain can show"
+    refute_finding reuseport "could show a gain" ;;
+reuseport-spare-cpus)
+    all_reproduced_but
+    finding reuseport "8 allowed CPU(s), loadgen on 3 thread(s) (CPU(s) 1,2,3), nothing pinned: 09-reuseport's loops can spread over the 5 CPUs loadgen leaves, so it could show a gain over 07-epoll"
+    refute_finding reuseport "on 2 CPUs" ;;
 beyond-not-swept)
     all_reproduced_but
     finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); not on the curves: 08-io_uring, 09-reuseport (08-io_uring: io_uring unavailable (refused)"
