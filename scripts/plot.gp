@@ -38,7 +38,8 @@ if (kind eq 'scan') {
     # One colour and one point shape per rung: several lines lie on top of
     # each other (select and poll up to 1000; the flat ones throughout).
     # The eighth is the libuv yardstick, uv-echo.
-    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#17becf']
+    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', \
+                       '#d62728', '#ff7f0e', '#000000', '#17becf']
     array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
     rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
     n = words(rungs)
@@ -46,7 +47,8 @@ if (kind eq 'scan') {
     # idle 0 is drawn at 1, since a log axis has no 0.
     set datafile separator ','
     plot for [i = 1:n] data every ::1 \
-        using (column(2) == 0 ? 1 : column(2)):(strcol(1) eq word(rungs, i) ? column(col) : NaN) with linespoints \
+        using (column(2) == 0 ? 1 : column(2)):(strcol(1) eq word(rungs, i) ? column(col) : NaN) \
+        with linespoints \
         lw 2 lc rgb colour[rung_index(word(rungs, i))] pt shape[rung_index(word(rungs, i))] \
         ps 1.2 title word(rungs, i)
 }
@@ -61,9 +63,13 @@ if (kind eq 'memory') {
     set xrange [-0.6:words(rungs_mem) - 0.4]
     set key top right
     m = words(ns)
-    thousands(n) = n >= 1000 ? sprintf('%d %03d', int(n) / 1000, int(n) % 1000) : sprintf('%d', int(n))
+    thousands(n) = n >= 1000 ? sprintf('%d %03d', int(n) / 1000, int(n) % 1000) \
+                             : sprintf('%d', int(n))
+    # A bar's label: two decimals below 1 KiB, one above.
+    bar_label(v) = sprintf(v < 1 ? '%.2f' : '%.1f', v)
     plot for [j = 1:m] data using (column(j + 1)):xtic(1) title 'N = '.thousands(word(ns, j) + 0), \
-         for [j = 1:m] data using ($0 - 0.45 + 0.9 * (j - 0.5) / m):(column(j + 1)):(sprintf(column(j + 1) < 1 ? '%.2f' : '%.1f', column(j + 1))) \
+         for [j = 1:m] data \
+             using ($0 - 0.45 + 0.9 * (j - 0.5) / m):(column(j + 1)):(bar_label(column(j + 1))) \
              with labels offset 0,0.7 font ',10' notitle
 }
 
@@ -80,11 +86,13 @@ if (kind eq 'curve') {
                '16 000' 16000, '32 000' 32000, '64 000' 64000, '128 000' 128000)
     # The latency objective behind each capacity (scripts/lib/report.awk), when given.
     if (exists('objective') && objective > 0) {
-        set arrow from graph 0, first objective to graph 1, first objective nohead dt 2 lc rgb '#888888'
+        set arrow from graph 0, first objective to graph 1, first objective \
+            nohead dt 2 lc rgb '#888888'
         set label 'capacity objective (p90)' at graph 0.01, first objective * 1.25 tc rgb '#666666'
     }
     # 08 and 09 (beyond the ladder) after the seven; libuv last.
-    array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
+    array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', \
+                        '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
     array shape[10] = [1, 2, 3, 5, 7, 9, 11, 4, 6, 13]
     # (the rung's number from its second digit: gnuplot reads '08' and '09' as bad octal)
     rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 2, 2))

@@ -30,19 +30,26 @@ set -a
 source "$RAW/settings.env"
 set +a
 # Settings an older raw folder may not have.
-: "${CURVE_RUNGS:=}" "${CURVE_NS:=}" "${CURVE_N_SELECT:=}" "${CURVE_RATES:=}" "${CURVE_DURATION:=}" "${CURVE_REPS:=1}"
-: "${CURVE_STATUS:=}" "${CLIENT_THREADS:=1}" "${CURVE_CLIENT_CPUS:=}" "${YARD_PAIRS:=}" "${YARD_N:=}" "${YARD_RATE:=}"
-: "${YARD_DURATION:=}" "${BEYOND_STATUS:=}" "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
-: "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}" "${MEM_KEY:=server_pss_kb}"
-: "${KQUEUE_TEXT:=06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's.}"
-: "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}" "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
-export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE SKIP_RUNGS SKIP_WHY MEM_KEY YARD_RUNG SERVER_FIGURES
+: "${CURVE_RUNGS:=}" "${CURVE_NS:=}" "${CURVE_N_SELECT:=}" "${CURVE_RATES:=}" "${CURVE_DURATION:=}"
+: "${CURVE_REPS:=1}" "${CURVE_STATUS:=}" "${CLIENT_THREADS:=1}" "${CURVE_CLIENT_CPUS:=}"
+: "${YARD_PAIRS:=}" "${YARD_N:=}" "${YARD_RATE:=}" "${YARD_DURATION:=}" "${BEYOND_STATUS:=}"
+: "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
+: "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}"
+: "${MEM_KEY:=server_pss_kb}" "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}"
+KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
+: "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
+: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
+export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
+export SKIP_RUNGS SKIP_WHY
+export MEM_KEY YARD_RUNG SERVER_FIGURES BEYOND_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
 [ "$MEM_KEY" = server_pss_kb ] || MEM_NAME=footprint
 
-rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv "$RESULTS"/report.md
+rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv \
+    "$RESULTS"/report.md \
+    "$RESULTS"/findings.tsv
 shopt -s nullglob
 if ! awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"; then
     echo "report.sh: scripts/lib/report.awk failed: no verdicts" >&2
@@ -62,7 +69,12 @@ md() {
         NR == 1 {
             for (i = 1; i <= NF; i++) idx[$i] = i
             n = split(spec, s, "|")
-            for (j = 1; j <= n; j++) { c[j] = substr(s[j], 1, index(s[j], "=") - 1); h = h " " substr(s[j], index(s[j], "=") + 1) " |"; l = l (j == 1 ? "---|" : "--:|") }
+            for (j = 1; j <= n; j++) {
+                at = index(s[j], "=")
+                c[j] = substr(s[j], 1, at - 1)
+                h = h " " substr(s[j], at + 1) " |"
+                l = l (j == 1 ? "---|" : "--:|")
+            }
             print "|" h; print "|" l
             next
         }
@@ -70,52 +82,95 @@ md() {
             line = "|"
             for (j = 1; j <= n; j++) {
                 x = (c[j] in idx) ? $(idx[c[j]]) : ""
-                line = line " " (x == "" ? (c[j] == "error" ? "" : "n/a") : x == "true" ? "**yes**" : x == "false" ? "no" : x) " |"
+                if (x == "") x = (c[j] == "error" || c[j] == "status") ? "" : "n/a"
+                else if (x == "true") x = "**yes**"
+                else if (x == "false") x = "no"
+                line = line " " x " |"
             }
             print line
         }' "$file"
 }
 
-plots() {
-    [ "${NO_PLOTS:-0}" = 1 ] || ! command -v gnuplot >/dev/null 2>&1 && return
-    local gp=$ROOT/scripts/plot.gp dat=$RESULTS/.memory.dat rungs="" rung pinned
-    if [ -s "$RESULTS/scan.csv" ]; then
-        for rung in ${SCAN_CONTRAST:-} ${SCAN_CLAIM:-${SCAN_RUNGS:-}}; do grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"; done
-        pinned="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"
-        gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=4; term='svg'; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)'; ttl='One active client beside N idle ones ($pinned)'" "$gp"
-        gnuplot -e "kind='scan'; data='$RESULTS/scan.csv'; rungs='${rungs# }'; col=8; term='svg'; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)'; ttl='Server CPU per round trip beside N idle connections ($pinned)'" "$gp"
-    fi
-    if [ -s "$RESULTS/curves.csv" ]; then
-        local nsel=${CURVE_NS##* } crungs=""
-        for rung in 04-select $CURVE_RUNGS; do grep -q "^$rung," "$RESULTS/curves.csv" && crungs="$crungs $rung"; done
-        local how="open loop, server on one CPU, loadgen on CPU(s) ${CURVE_CLIENT_CPUS:-?}; 04-select at ${CURVE_N_SELECT:-?}"
-        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=3; col=12; objective=2000; \
-            term='svg'; out='$RESULTS/curve-latency.svg'; xlab='offered rate (messages/s)'; \
-            ylab='round trip, p90 (µs, from the intended send)'; \
-            ttl='Load curves at $nsel connections ($how)'" "$gp"
-        gnuplot -e "kind='curve'; data='$RESULTS/curves.csv'; rungs='${crungs# }'; nsel='$nsel'; xcol=5; col=9; \
-            term='svg'; out='$RESULTS/curve-cpu.svg'; xlab='achieved rate (messages/s)'; \
-            ylab='server CPU per message (µs)'; ttl='What a message costs each server as load grows ($nsel connections)'" "$gp"
-    fi
-    if [ -s "$RESULTS/memory_per_conn.csv" ]; then
-        awk -F, -v rungs="$MEM_RUNGS" -v ns="${MEM_NS#1 }" 'NR > 1 { v[$1, $2] = ($3 == "" ? "NaN" : $3) }
-            END { nn = split(ns, n, " "); nr = split(rungs, r, " ")
-                  for (i = 1; i <= nr; i++) { printf "%s", r[i]; for (j = 1; j <= nn; j++) printf " %s", ((r[i], n[j]) in v) ? v[r[i], n[j]] : "NaN"; print "" } }' \
-            "$RESULTS/memory_per_conn.csv" >"$dat"
-        gnuplot -e "kind='memory'; data='$dat'; ns='${MEM_NS#1 }'; rungs_mem='$MEM_RUNGS'; term='svg'; out='$RESULTS/memory.svg'; ylab='server memory per connection, $MEM_NAME (KiB)'; ttl='What one more connection costs the server'" "$gp"
-        rm -f "$dat"
-    fi
+# gp SETTINGS: one plot, scripts/plot.gp with gnuplot's -e SETTINGS.
+# (Newlines in SETTINGS are for this file's width: gnuplot gets spaces.)
+gp() { gnuplot -e "$(printf '%s' "$1" | tr '\n' ' ')" "$ROOT/scripts/plot.gp"; }
+
+# The scan: round trip and CPU per round trip against idle connections.
+plot_scan() {
+    local rungs="" rung how data="data='$RESULTS/scan.csv'"
+    for rung in ${SCAN_CONTRAST:-} ${SCAN_CLAIM:-${SCAN_RUNGS:-}}; do
+        grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"
+    done
+    how="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"
+    data="kind='scan'; $data; rungs='${rungs# }'; term='svg'"
+    gp "$data; col=4; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)';
+        ttl='One active client beside N idle ones ($how)'"
+    gp "$data; col=8; out='$RESULTS/scan-cpu.svg'; ylab='server CPU per 1000 round trips (ms)';
+        ttl='Server CPU per round trip beside N idle connections ($how)'"
 }
 
-report_md() {
-    local quick=""
-    [ "${FULL:-0}" = 1 ] && quick=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
-    [ "$QUICK" = 1 ] && quick=" A **--quick** run: fewer repetitions and smaller N; not the project's claims."
-    [ "${SMOKE:-0}" = 1 ] && quick=" A **--smoke** run: tiny counts, one run each, to exercise the path; not the project's claims."
+# The load curves: p90 against the offered rate, CPU per message against the achieved one.
+plot_curves() {
+    local nsel=${CURVE_NS##* } rungs="" rung how data
+    for rung in 04-select $CURVE_RUNGS; do
+        grep -q "^$rung," "$RESULTS/curves.csv" && rungs="$rungs $rung"
+    done
+    how="open loop, server on one CPU, loadgen on CPU(s) ${CURVE_CLIENT_CPUS:-?}"
+    how="$how; 04-select at ${CURVE_N_SELECT:-?}"
+    data="kind='curve'; data='$RESULTS/curves.csv'; rungs='${rungs# }'; nsel='$nsel'; term='svg'"
+    gp "$data; xcol=3; col=12; objective=2000; out='$RESULTS/curve-latency.svg';
+        xlab='offered rate (messages/s)'; ylab='round trip, p90 (µs, from the intended send)';
+        ttl='Load curves at $nsel connections ($how)'"
+    gp "$data; xcol=5; col=9; out='$RESULTS/curve-cpu.svg'; xlab='achieved rate (messages/s)';
+        ylab='server CPU per message (µs)';
+        ttl='What a message costs each server as load grows ($nsel connections)'"
+}
+
+# Memory per connection: one bar per rung and N, from a matrix gnuplot reads.
+plot_memory() {
+    local dat=$RESULTS/.memory.dat
+    awk -F, -v rungs="$MEM_RUNGS" -v ns="${MEM_NS#1 }" '
+        NR > 1 { v[$1, $2] = ($3 == "" ? "NaN" : $3) }
+        END {
+            nn = split(ns, n, " "); nr = split(rungs, r, " ")
+            for (i = 1; i <= nr; i++) {
+                printf "%s", r[i]
+                for (j = 1; j <= nn; j++) printf " %s", ((r[i], n[j]) in v) ? v[r[i], n[j]] : "NaN"
+                print ""
+            }
+        }' "$RESULTS/memory_per_conn.csv" >"$dat"
+    gp "kind='memory'; data='$dat'; ns='${MEM_NS#1 }'; rungs_mem='$MEM_RUNGS'; term='svg';
+        out='$RESULTS/memory.svg'; ylab='server memory per connection, $MEM_NAME (KiB)';
+        ttl='What one more connection costs the server'"
+    rm -f "$dat"
+}
+
+plots() {
+    [ "${NO_PLOTS:-0}" = 1 ] || ! command -v gnuplot >/dev/null 2>&1 && return
+    [ -s "$RESULTS/scan.csv" ] && plot_scan
+    [ -s "$RESULTS/curves.csv" ] && plot_curves
+    [ -s "$RESULTS/memory_per_conn.csv" ] && plot_memory
+    return 0
+}
+
+# finding KEY: a finding's text from findings.tsv (report.awk), or why it is missing.
+finding() {
+    local text
+    text=$(awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$RESULTS/findings.tsv" 2>/dev/null)
+    printf '%s\n' "${text:-(no finding: report.awk wrote none for $1)}"
+}
+
+report_head() {
+    local run="" claims="not the project's claims."
+    [ "${FULL:-0}" = 1 ] &&
+        run=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
+    [ "$QUICK" = 1 ] && run=" A **--quick** run: fewer repetitions and smaller N; $claims"
+    [ "${SMOKE:-0}" = 1 ] &&
+        run=" A **--smoke** run: tiny counts, one run each, to exercise the path; $claims"
     cat <<EOF
 # The I/O ladder, measured on this machine
 
-Made by \`scripts/reproduce.sh\` on $M_DATE in $ELAPSED.$quick Every verdict is
+Made by \`scripts/reproduce.sh\` on $M_DATE in $ELAPSED.$run Every verdict is
 computed by \`scripts/lib/report.awk\` from the tables below and prints its
 inputs and thresholds. **NOT reproduced** means the numbers contradict the claim, or the server
 misbehaved in some run of it (any corrupt, lost, refused, reset, unanswered, timed-out,
@@ -127,101 +182,207 @@ optional tool explains it.
 | claim | verdict |
 |---|---|
 $(awk -F'\t' '{ printf "| %s | **%s**: %s |\n", $1, $2, $3 }' "$RESULTS/verdicts.tsv")
+EOF
+}
+
+report_machine() {
+    local portable="" waited=""
+    [ "$PORTABLE" = 1 ] && portable="; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken
+on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through
+the shim, connections from 127.0.0.1 only)"
+    [ "${PORT_WAIT_S:-0}" != 0 ] &&
+        waited="Waited $PORT_WAIT_S s in all for ephemeral ports in TIME_WAIT to come free
+(at most ${PORT_BUDGET:-?} fresh ports within ${PORT_TIME_WAIT_S:-?} s)."
+    cat <<EOF
 
 ## Machine
 
-$M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS; SMT: ${M_SMT:-unknown}), $M_MEM; virtual machine: ${M_VIRT:-unknown};
-clocksource ${M_CLOCKSOURCE:-unknown}; frequency governor ${M_GOVERNOR:-unknown}; $M_KERNEL, $M_DISTRO; $M_COMPILER;
-build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start ${M_LOAD:-unknown}; open files $M_NOFILE;
-accept queue limit ${M_SOMAXCONN:-unknown}; ephemeral ports ${M_PORTS:-unknown}; libuv: ${M_LIBUV:-none}.
+$M_CPU, $M_CORES CPUs (allowed: $ALLOWED_CPUS; SMT: ${M_SMT:-unknown}), $M_MEM;
+virtual machine: ${M_VIRT:-unknown};
+clocksource ${M_CLOCKSOURCE:-unknown}; frequency governor ${M_GOVERNOR:-unknown};
+$M_KERNEL, $M_DISTRO; $M_COMPILER;
+build ${M_BUILD:-?}, sanitizers ${M_SANITIZE:-?}; load average at start ${M_LOAD:-unknown};
+open files $M_NOFILE;
+accept queue limit ${M_SOMAXCONN:-unknown}; ephemeral ports ${M_PORTS:-unknown};
+libuv: ${M_LIBUV:-none}.
 Listen queue of the whole network namespace (drops would show as connects near 1000 ms):
 before ${M_LISTEN_BEFORE:-unknown}, after ${M_LISTEN_AFTER:-unknown}.
-Platform: $PLATFORM$([ "$PORTABLE" = 1 ] && printf '%s' "; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through the shim, connections from 127.0.0.1 only)").
+Platform: $PLATFORM$portable.
 $KQUEUE_TEXT
 ${PIN_TEXT:-Pinning: server and loadgen pinned with taskset, as the settings below say.}
 $([ -n "$SKIPPED_TOOLS" ] && printf 'Skipped: %s\n' "$SKIPPED_TOOLS")
-$([ "${PORT_WAIT_S:-0}" != 0 ] && printf 'Waited %s s in all for ephemeral ports in TIME_WAIT to come free (at most %s fresh ports within %s s).\n' "$PORT_WAIT_S" "${PORT_BUDGET:-?}" "${PORT_TIME_WAIT_S:-?}")
+$waited
+EOF
+}
+
+report_settings() {
+    cat <<EOF
 
 ## Settings
 
-- Each measurement: a fresh server on a kernel-chosen loopback port, one \`loadgen ... --json --timeout T\`
-  (its own deadline, so it prints a partial result and the reason), inside a watchdog at T + $LG_MARGIN s; SIGTERM, exit 0 expected.
+- Each measurement: a fresh server on a kernel-chosen loopback port, one
+  \`loadgen ... --json --timeout T\` (its own deadline, so it prints a partial result and the
+  reason), inside a watchdog at T + $LG_MARGIN s; SIGTERM, exit 0 expected.
 - Stall: \`stall --hold $STALL_HOLD\`, $STALL_RUNS runs per rung (median, min-max).
-- Idle CPU: \`hold -n $IDLE_CLIENTS --duration $IDLE_SECONDS --server-pid PID\` (01-blocking and busy-poll: \`-n 1\`). Busy-poll: $BUSY_TEXT.
-- Memory: \`hold -n N --duration 1 --server-pid PID\` at N = $MEM_NS, one run each (a count of pages, not a timing);
-  per connection = ($MEM_NAME at N - $MEM_NAME at 1) / (N - 1).
+- Idle CPU: \`hold -n $IDLE_CLIENTS --duration $IDLE_SECONDS --server-pid PID\`
+  (01-blocking and busy-poll: \`-n 1\`). Busy-poll: $BUSY_TEXT.
+- Memory: \`hold -n N --duration 1 --server-pid PID\` at N = $MEM_NS, one run each (a count of
+  pages, not a timing); per connection = ($MEM_NAME at N - $MEM_NAME at 1) / (N - 1).
 - Select ceiling: \`hold -n $SELECT_N --allow-refused\` against 04-select, one run (a count).
-- Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT; 02-fork and 03-threads:
-  ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}: their line is flat and 10 000 forks take long), $SCAN_REPS runs per rung (median, min-max),
-  server and loadgen on CPU ${SCAN_CPU:-?}, so that a round trip is two context switches on one CPU.
-- C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`, server on CPU ${C10K_SERVER_CPU:-?} and
-  loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
-- Load curves, open loop: \`c10k -n N --rate $CURVE_RATES --duration $CURVE_DURATION --threads $CLIENT_THREADS\` (one window per rate
-  on the same connections, each drained before the next, the sweep stopping after the first rate it fell behind at)
-  at N = $CURVE_NS (04-select at $CURVE_N_SELECT), $CURVE_REPS sweep(s) per rung, server on CPU ${C10K_SERVER_CPU:-?} and loadgen on
-  ${CURVE_CLIENT_CPUS:-?}, for 04-select $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}${BEYOND_STATUS:+ Beyond the ladder, not measured: $BEYOND_STATUS.}
-- Yardstick: $YARD_PAIRS pairs of \`c10k -n $YARD_N --rate $YARD_RATE --duration $YARD_DURATION\`, $YARD_RUNG and libuv, in random order within each pair.
-  Yardstick: $YARD_TEXT.
+- Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT;
+  02-fork and 03-threads: ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}: their line is flat and 10 000 forks
+  take long), $SCAN_REPS runs per rung (median, min-max), server and loadgen on CPU ${SCAN_CPU:-?},
+  so that a round trip is two context switches on one CPU.
+- C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`,
+  server on CPU ${C10K_SERVER_CPU:-?} and loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS
+  (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
+- Load curves, open loop: \`c10k -n N --rate $CURVE_RATES --duration $CURVE_DURATION
+  --threads $CLIENT_THREADS\` (one window per rate on the same connections, each drained before
+  the next, the sweep stopping after the first rate it fell behind at) at N = $CURVE_NS
+  (04-select at $CURVE_N_SELECT), $CURVE_REPS sweep(s) per rung, server on CPU
+  ${C10K_SERVER_CPU:-?} and loadgen on ${CURVE_CLIENT_CPUS:-?}, for 04-select
+  $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}${BEYOND_STATUS:+ Beyond the ladder,
+  not measured: $BEYOND_STATUS.}
+- Yardstick: $YARD_PAIRS pairs of \`c10k -n $YARD_N --rate $YARD_RATE --duration $YARD_DURATION\`,
+  $YARD_RUNG and libuv, in random order within each pair. Yardstick: $YARD_TEXT.
+- System calls: after the timed runs, each server once under \`strace -c -f\` (attached to every
+  thread), one open-loop \`c10k\` run at the connections and rate its row of section 9 says.
+EOF
+}
+
+report_claims() {
+    cat <<EOF
 
 ## 1. Stall
 
-$(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_max=max after_close_ms="after A closed (ms)" stalled_ntrue="runs stalled" faulty_runs="faulty runs" error=error)
+$(md stall.csv rung=rung runs=runs wait_ms="wait (ms)" wait_ms_min=min wait_ms_max=max \
+    after_close_ms="after A closed (ms)" stalled_ntrue="runs stalled" faulty_runs="faulty runs" \
+    error=error)
 
 ## 2. Idle CPU
 
-$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" server_wakeups_per_s="wakeups/s" server_threads=threads server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
+$(md idle_cpu.csv rung=rung served="idle clients" idle_s="idle (s)" \
+    server_cpu_ms="server CPU (ms)" server_cpu_pct="% of one core" \
+    server_wakeups_per_s="wakeups/s" server_threads=threads \
+    server_rss_kb="RSS (KiB)" faulty_runs="faulty runs" error=error)
 
 ## 3. Memory and setup time per connection
 
-$(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" server_footprint_kb="footprint (KiB)" server_procs=processes server_threads=threads setup_us_per_conn="setup (µs/conn)" faulty_runs="faulty runs" error=error)
+$(md memory.csv rung=rung n=N served=served server_rss_kb="RSS (KiB)" server_pss_kb="PSS (KiB)" \
+    server_footprint_kb="footprint (KiB)" server_procs=processes server_threads=threads \
+    setup_us_per_conn="setup (µs/conn)" faulty_runs="faulty runs" error=error)
 
-$(md memory_per_conn.csv rung=rung n=N mem_kb_per_conn="$MEM_NAME per conn (KiB)" rss_kb_per_conn="RSS per conn (KiB)" kernel_kb_per_conn="kernel per conn (KiB)" setup_us_per_conn="setup (µs/conn)")
+$(md memory_per_conn.csv rung=rung n=N mem_kb_per_conn="$MEM_NAME per conn (KiB)" \
+    rss_kb_per_conn="RSS per conn (KiB)" kernel_kb_per_conn="kernel per conn (KiB)" \
+    setup_us_per_conn="setup (µs/conn)")
 
-The kernel's share is the slope, fitted over N = $MEM_NS, of the growth of the machine's kernel stacks,
-page tables and slab while the connections opened: it counts both ends of each loopback connection
-(loadgen's sockets too, the same for every rung), so the difference between rungs is the server's:
-a process or a thread per client costs a kernel stack, a task and page tables that no PSS shows.
+The kernel's share is the slope, fitted over N = $MEM_NS, of the growth of the machine's kernel
+stacks, page tables and slab while the connections opened: it counts both ends of each loopback
+connection (loadgen's sockets too, the same for every rung), so the difference between rungs is
+the server's: a process or a thread per client costs a kernel stack, a task and page tables that
+no PSS shows.
 
 ## 4. The select ceiling
 
-$(md select.csv rung=rung requested=requested served=served refused=refused lost=lost corrupt=corrupt still_open="still open" server_refusal_lines="server's FD_SETSIZE lines" faulty_runs="faulty runs" error=error)
+$(md select.csv rung=rung requested=requested served=served refused=refused lost=lost \
+    corrupt=corrupt still_open="still open" server_refusal_lines="server's FD_SETSIZE lines" \
+    faulty_runs="faulty runs" error=error)
 
 ## 5. O(n) against O(ready)
 
-$(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min rtt_p50_us_max=max rtt_p99_us="p99 (µs)" server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" faulty_runs="faulty runs" error=error)
+$(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min \
+    rtt_p50_us_max=max rtt_p99_us="p99 (µs)" \
+    server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" faulty_runs="faulty runs" error=error)
+EOF
+}
+
+report_c10k() {
+    cat <<EOF
 
 ## 6. C10K, closed loop: how many can it hold
 
 Each connection sends its next message when its echo is back, so the client sets the pace and the
-round trip is queueing (about N / messages per second). What counts here is that every connection was
-served and made progress in the window (echoes per connection: min / median / max); what a message
-costs each server, and where each one's wall is, is read off the load curves, in section 7.
+round trip is queueing (about N / messages per second). What counts here is that every connection
+was served and made progress in the window (echoes per connection: min / median / max); what a
+message costs each server, and where each one's wall is, is read off the load curves, in section 7.
 
-$(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered corrupt=corrupt duplicated=duplicated client_errors="client errors" msgs=msgs echoes_per_conn_min="echoes/conn min" echoes_per_conn_p50=median echoes_per_conn_max=max msgs_per_s="messages/s" saturated=saturated connect_ms_max="slowest connect (ms)" server_hwm_kb="peak RSS (KiB)" server_threads=threads faulty_runs="faulty runs" error=error)
+$(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswered corrupt=corrupt \
+    duplicated=duplicated client_errors="client errors" msgs=msgs \
+    echoes_per_conn_min="echoes/conn min" echoes_per_conn_p50=median echoes_per_conn_max=max \
+    msgs_per_s="messages/s" saturated=saturated connect_ms_max="slowest connect (ms)" \
+    server_hwm_kb="peak RSS (KiB)" server_threads=threads faulty_runs="faulty runs" error=error)
+EOF
+}
+
+report_walls() {
+    cat <<EOF
 
 ## 7. The walls: load curves and capacities
 
 Open loop: each rate is offered on a fixed schedule over all N connections, and every round trip is
-timed from its message's intended send time. A rung's **capacity** is the highest offered rate it kept up
-with (at least 97% of it achieved) with its p90 round trip within 2 ms; a step where loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its
-threads at 90% of a core) is the client's and counts for nobody.
+timed from its message's intended send time. A rung's **capacity** is the highest offered rate it
+kept up with (at least 97% of it achieved) with its p90 round trip within 2 ms; a step where
+loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its threads at 90%
+of a core) is the client's and counts for nobody.
 
-$(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" at_least="at least" why=why floor_p90_us="lowest p90 (µs)" cpu_us_per_msg="CPU per msg there (µs)" server_cpu_pct="server CPU there (%)" ctx_switches_per_msg="context switches per msg there")
+$(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" at_least="at least" why=why \
+    floor_p90_us="lowest p90 (µs)" cpu_us_per_msg="CPU per msg there (µs)" \
+    server_cpu_pct="server CPU there (%)" ctx_switches_per_msg="context switches per msg there")
+
+Beyond the ladder, beside 07-epoll: $(finding beyond).
+
+09-reuseport against 07-epoll: $(finding reuseport).
 
 Every step (medians over the sweeps):
 
-$(md curves.csv rung=rung n=N rate_offered="offered" rate_achieved=achieved server_cpu_pct="server CPU (%)" server_cpu_us_per_msg="CPU/msg (µs)" server_ctx_switches_per_msg="switches/msg" rtt_p50_us="p50 (µs)" rtt_p90_us="p90 (µs)" rtt_p99_us="p99 (µs)" rtt_p999_us="p99.9 (µs)" late_sends="late sends" schedule_lag_ms_max="worst lag (ms)" client_thread_cpu_pct_max="loadgen thread (%)" client_bound_ntrue="client-bound" faulty_runs="faulty runs" error=error)
+$(md curves.csv rung=rung n=N rate_offered="offered" rate_achieved=achieved \
+    server_cpu_pct="server CPU (%)" server_cpu_us_per_msg="CPU/msg (µs)" \
+    server_ctx_switches_per_msg="switches/msg" rtt_p50_us="p50 (µs)" rtt_p90_us="p90 (µs)" \
+    rtt_p99_us="p99 (µs)" rtt_p999_us="p99.9 (µs)" late_sends="late sends" \
+    schedule_lag_ms_max="worst lag (ms)" client_thread_cpu_pct_max="loadgen thread (%)" \
+    client_bound_ntrue="client-bound" faulty_runs="faulty runs" error=error)
+EOF
+}
+
+report_tail() {
+    cat <<EOF
 
 ## 8. Yardstick: $YARD_RUNG beside libuv
 
-$(md pairs.csv rung=rung pair=pair order=order server_cpu_us_per_msg="CPU per msg (µs)" server_cpu_pct="server CPU (%)" rtt_p90_us="p90 (µs)" rtt_p99_us="p99 (µs)" faulty_runs="faulty runs" error=error)
+$(md pairs.csv rung=rung pair=pair order=order server_cpu_us_per_msg="CPU per msg (µs)" \
+    server_cpu_pct="server CPU (%)" rtt_p90_us="p90 (µs)" rtt_p99_us="p99 (µs)" \
+    faulty_runs="faulty runs" error=error)
+
+## 9. System calls per message
+
+Counted outside the timed runs (a traced server is slower): every call the server made, from its
+first connection to its last close, over the messages echoed. Opening and closing the connections
+(accept, fcntl, epoll_ctl, close) is counted in, once per connection.
+
+$(md syscalls.csv rung=rung n=N rate_offered="offered (msg/s)" messages="messages echoed" \
+    syscalls="system calls" syscalls_per_msg="per message" \
+    top_calls_per_msg="top calls per message" status=status)
+
+Finding: $(finding syscalls).
 
 ## Problems
 
-$(if [ -s "$RAW/problems.txt" ]; then sed 's/^/- /' "$RAW/problems.txt"; else echo "None: every measurement gave a result and every server exited 0 on SIGTERM."; fi)
+$(if [ -s "$RAW/problems.txt" ]; then sed 's/^/- /' "$RAW/problems.txt";
+else echo "None: every measurement gave a result and every server exited 0 on SIGTERM."; fi)
 
-Raw JSON lines are in \`raw/\`, one CSV per table beside this file, stderr of servers and loadgen in \`logs/\`.
+Raw JSON lines are in \`raw/\`, one CSV per table beside this file, stderr of servers and loadgen
+in \`logs/\`.
 EOF
+}
+
+report_md() {
+    report_head
+    report_machine
+    report_settings
+    report_claims
+    report_c10k
+    report_walls
+    report_tail
 }
 
 mkdir -p "$RESULTS/logs"
@@ -229,7 +390,8 @@ plots 2>>"$RESULTS/logs/gnuplot.log" || true
 report_md >"$RESULTS/report.md"
 awk -F'\t' '{ printf "%-10s %s: %s\n", $1, $2, $3 }' "$RESULTS/verdicts.tsv"
 # A server that misbehaved, or a measurement that was not made, fails the run.
-if awk -F'\t' '$4 == "server" || $4 == "failed" { bad = 1 } END { exit !bad }' "$RESULTS/verdicts.tsv"; then
+if awk -F'\t' '$4 == "server" || $4 == "failed" { bad = 1 } END { exit !bad }' \
+    "$RESULTS/verdicts.tsv"; then
     exit 1
 fi
 exit 0

@@ -703,6 +703,14 @@ measure_yardstick() {
     done
 }
 
+# System calls per message (scripts/lib/syscalls.sh), after the timed runs:
+# strace slows the server it traces, so no timed figure comes from it.
+measure_syscalls() {
+    source "$ROOT/scripts/lib/syscalls.sh"
+    [ "$PLATFORM" = Linux ] && { optional_tool strace "system calls per message were not counted" || true; }
+    syscalls_measure
+}
+
 # The listen-queue counters of the whole network namespace (other activity
 # on the machine counts too): a full accept queue drops SYNs, which clients
 # retry after 1 s, 3 s, ... Linux: /proc/net/netstat; elsewhere netstat -s
@@ -829,6 +837,7 @@ measure_scan
 measure_c10k
 measure_curves
 measure_yardstick
+measure_syscalls
 
 M_LISTEN_AFTER=$(listen_counters)
 log "writing tables, plots and report"

@@ -80,13 +80,15 @@ BEGIN {
     out = ENVIRON["REPORT_OUT"]
     rungs = ENVIRON["RUNGS"]; hold = ENVIRON["STALL_HOLD"]; idle_s = ENVIRON["IDLE_SECONDS"]
     mem_rungs = ENVIRON["MEM_RUNGS"]; mem_n = ENVIRON["MEM_NS"]; sub(/.* /, "", mem_n)
-    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_claim = ENVIRON["C10K_CLAIM"]; c10k_n = ENVIRON["C10K_N"]
+    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_claim = ENVIRON["C10K_CLAIM"]; c10k_n = \
+        ENVIRON["C10K_N"]
     if (c10k_claim == "") c10k_claim = c10k_rungs
     scan_last = ENVIRON["SCAN_IDLE"]; sub(/.*,/, "", scan_last)
     scan_last_select = ENVIRON["SCAN_IDLE_SELECT"]; sub(/.*,/, "", scan_last_select)
-    curve_rungs = ENVIRON["CURVE_RUNGS"]; curve_ns = ENVIRON["CURVE_NS"]; curve_status = ENVIRON["CURVE_STATUS"]
+    curve_rungs = ENVIRON["CURVE_RUNGS"]; curve_ns = ENVIRON["CURVE_NS"]; curve_status = \
+        ENVIRON["CURVE_STATUS"]
     curve_n = curve_ns; sub(/.* /, "", curve_n)   # the largest: C10K
-    curve_n_select = ENVIRON["CURVE_N_SELECT"]
+    curve_n_select = ENVIRON["CURVE_N_SELECT"]; beyond_status = ENVIRON["BEYOND_STATUS"]
     yard_n = ENVIRON["YARD_N"]; yard_rate = ENVIRON["YARD_RATE"]; yard_pairs = ENVIRON["YARD_PAIRS"]
     busy_status = ENVIRON["BUSY_STATUS"]; yard_status = ENVIRON["YARD_STATUS"]
     server_figures = ENVIRON["SERVER_FIGURES"]
@@ -100,21 +102,33 @@ BEGIN {
 
     # Tables: the tags that make a row, then the columns (median over the
     # row's runs; ":min", ":max", ":ntrue" and ":nsat" as named).
-    T["stall"] = "rung|wait_ms wait_ms:min wait_ms:max after_close_ms after_close_ms:min after_close_ms:max stalled:ntrue"
-    T["idle_cpu"] = "rung|served idle_s server_cpu_ms server_cpu_pct server_wakeups_per_s server_procs server_threads server_rss_kb"
-    T["memory"] = "rung n|served server_rss_kb server_pss_kb server_footprint_kb server_procs server_threads setup_us_per_conn" \
+    T["stall"] = "rung|wait_ms wait_ms:min wait_ms:max after_close_ms after_close_ms:min " \
+        "after_close_ms:max stalled:ntrue"
+    T["idle_cpu"] = "rung|served idle_s server_cpu_ms server_cpu_pct server_wakeups_per_s " \
+        "server_procs server_threads server_rss_kb"
+    T["memory"] = "rung n|served server_rss_kb server_pss_kb server_footprint_kb server_procs " \
+        "server_threads setup_us_per_conn" \
         " kernel_stack_kb kernel_page_tables_kb kernel_slab_kb"
-    T["select"] = "rung|requested served refused failed lost corrupt still_open server_refusal_lines"
-    T["scan"] = "rung idle|rtt_p50_us rtt_p50_us:min rtt_p50_us:max rtt_p99_us server_cpu_ms_per_1k round_trips"
+    T["select"] = "rung|requested served refused failed lost corrupt still_open " \
+        "server_refusal_lines"
+    T["scan"] = "rung idle|rtt_p50_us rtt_p50_us:min rtt_p50_us:max rtt_p99_us " \
+        "server_cpu_ms_per_1k round_trips"
     T["c10k"] = "rung n run|requested served " FAULTS " client_errors msgs msgs_per_s window_s" \
-        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end rtt_p50_us rtt_p99_us" \
-        " connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg server_rss_kb server_hwm_kb server_pss_kb server_threads"
+        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end " \
+            "rtt_p50_us rtt_p99_us" \
+        " connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg " \
+            "server_rss_kb server_hwm_kb server_pss_kb server_threads"
     # The load curves: one row per rung, N and offered rate (medians over the sweeps).
-    T["curves"] = "rung n rate_offered|rate_achieved msgs window_s server_cpu_pct server_cpu_us_per_msg" \
+    T["curves"] = "rung n rate_offered|rate_achieved msgs window_s server_cpu_pct " \
+        "server_cpu_us_per_msg" \
         " server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us rtt_p999_us late_sends" \
         " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue echoes_per_conn_min:min"
     # The yardstick's pairs: one row per server and pair.
-    T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us rate_achieved"
+    T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us " \
+        "rate_achieved"
+    # System calls per message under strace (scripts/lib/syscalls.sh): one
+    # row per server, its own table (write_syscalls).
+    T["syscalls"] = "rung|requested rate_offered messages syscalls calls"
 }
 
 # ---- reading ------------------------------------------------------------
@@ -169,7 +183,8 @@ function faults(kind, g,    list, c, nc, i, v, what, e) {
                 (J["stderr"] != "" ? " (first problem: " J["stderr"] ")" : "")
     }
     if (J["client_errors"] + 0 > 0 && !((kind, g) in cfault))
-        cfault[kind, g] = J["client_errors"] " client_errors (loadgen's own" (J["stderr"] != "" ? ": " J["stderr"] : "") ")"
+        cfault[kind, g] = J["client_errors"] " client_errors (loadgen's own" (J["stderr"] != "" ? \
+            ": " J["stderr"] : "") ")"
 }
 
 /^\{/ {
@@ -186,8 +201,8 @@ function faults(kind, g,    list, c, nc, i, v, what, e) {
 function stat(k, g, key, what,    n, i, j, t, a, m) {
     n = nval[k, g, key]
     if (n == 0) return ""
-    if (what == "ntrue") { for (i = 1; i <= n; i++) m += (val[k, g, key, i] == "true"); return m + 0 }
-    if (what == "nsat") { for (i = 1; i <= n; i++) m += (val[k, g, key, i] != "none"); return m + 0 }
+    if (what == "ntrue") return count(k, g, key, "true")
+    if (what == "nsat") return n - count(k, g, key, "none")
     if (n == 1) return num(val[k, g, key, 1])
     for (i = 1; i <= n; i++) {            # insertion sort: a handful of runs
         t = val[k, g, key, i] + 0
@@ -224,7 +239,8 @@ function misbehaved(k, g, label) {
     if (!((k, g) in nfault)) return 0
     if (!((k, g) in mis_seen)) {
         mis_seen[k, g] = 1
-        MIS = MIS (MIS == "" ? "" : "; ") label ": faults in " nfault[k, g] " of " runs[k, g] " runs, first " sfirst[k, g]
+        MIS = MIS (MIS == "" ? "" : "; ") label ": faults in " nfault[k, g] \
+            " of " runs[k, g] " runs, first " sfirst[k, g]
     }
     return 1
 }
@@ -239,21 +255,25 @@ function get(k, g, key,    v) {
     if ((k, g) in err) { why(g ": run failed (" err[k, g] ")"); return "" }
     v = stat(k, g, key, "median")
     if (v != "") return v
-    if (key ~ /^server_/ && server_figures == "0") skip("no server figures on this platform (loadgen --server-pid reads none here)")
+    if (key ~ /^server_/ && server_figures == "0") \
+        skip("no server figures on this platform (loadgen --server-pid reads none here)")
     else why(g ": " key " empty" (key == "server_pss_kb" ? " (PSS unreadable)" : ""))
     return v
 }
 
-function r(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
+# x with d decimals (1 by default).
+function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # A value for the text of a verdict: "?" when it is missing, never 0.
-function f(x, d) { return x == "" ? "?" : r(x, d) }
-function r2(x) { return x == "" ? "" : r(x, 2) }
-function ratio(a, b) { return (a + 0 == 0) ? "" : r(b / a, 2) }
+function shown(x, d) { return x == "" ? "?" : fixed(x, d) }
+# A value for a CSV cell: two decimals, or empty when it is missing.
+function two_places(x) { return x == "" ? "" : fixed(x, 2) }
+# b over a, two decimals; "" when a is 0 or missing.
+function ratio(a, b) { return (a + 0 == 0) ? "" : fixed(b / a, 2) }
 # "median (min-max)" of a key over a group's runs.
-function mmm(k, g, key, d,    a, b, c) {
+function median_range(k, g, key, d,    a, b, c) {
     a = stat(k, g, key, "median"); b = stat(k, g, key, "min"); c = stat(k, g, key, "max")
     if (a == "") return "?"
-    return (b == c) ? r(a, d) : r(a, d) " (" r(b, d) "-" r(c, d) ")"
+    return (b == c) ? fixed(a, d) : fixed(a, d) " (" fixed(b, d) "-" fixed(c, d) ")"
 }
 function skipped(rung) { return index(" " skip_rungs " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
@@ -267,12 +287,14 @@ function write_csv(kind,    spec, cols, file, i, j, c, w, g, col) {
     file = out "/" kind ".csv"
     c = split(spec[2], cols, " ")
     printf "%s,runs", spec[1] > file
-    for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s", w[1] (w[2] == "" ? "" : "_" w[2]) > file }
+    for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s",
+        w[1] (w[2] == "" ? "" : "_" w[2]) > file }
     print ",faulty_runs,error" > file
     for (i = 1; i <= rows[kind]; i++) {
         g = order[kind, i]
         printf "%s,%d", g, runs[kind, g] > file
-        for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s", stat(kind, g, w[1], w[2] == "" ? "median" : w[2]) > file }
+        for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s", stat(kind, g, w[1],
+            w[2] == "" ? "median" : w[2]) > file }
         col = ((kind, g) in err) ? err[kind, g] : ""
         if ((kind, g) in sfirst) col = sfirst[kind, g]
         gsub(/,/, ";", col)
@@ -284,14 +306,16 @@ function write_csv(kind,    spec, cols, file, i, j, c, w, g, col) {
 # Per connection: growth over the 1-connection run, per connection added.
 function write_memory_per_conn(    file, i, g, p) {
     file = out "/memory_per_conn.csv"
-    print "rung,n,mem_kb_per_conn,rss_kb_per_conn,setup_us_per_conn,figure,kernel_kb_per_conn" > file
+    print "rung,n,mem_kb_per_conn,rss_kb_per_conn,setup_us_per_conn,figure,kernel_kb_per_conn" > \
+        file
     for (i = 1; i <= rows["memory"]; i++) {
         g = order["memory", i]
         split(g, p, ",")
         if (p[2] == 1) continue
         start()
-        printf "%s,%s,%s,%s,%s,%s\n", g, r2(per_conn(p[1], p[2], mem_key)), r2(per_conn(p[1], p[2], "server_rss_kb")),
-            stat("memory", g, "setup_us_per_conn"), mem_name, r2(kernel_slope(p[1])) > file
+        printf "%s,%s,%s,%s,%s,%s\n", g, two_places(per_conn(p[1], p[2], mem_key)),
+            two_places(per_conn(p[1], p[2], "server_rss_kb")),
+            stat("memory", g, "setup_us_per_conn"), mem_name, two_places(kernel_slope(p[1])) > file
     }
     close(file)
 }
@@ -306,7 +330,8 @@ function kernel_slope(rung,    i, g, p, x, y, k, n, sx, sy, sxx, sxy) {
         k = stat("memory", g, "kernel_slab_kb", "median")
         if (k == "") continue
         x = p[2] + 0
-        y = k + stat("memory", g, "kernel_stack_kb", "median") + stat("memory", g, "kernel_page_tables_kb", "median")
+        y = k + stat("memory", g, "kernel_stack_kb", "median") + stat("memory", g,
+            "kernel_page_tables_kb", "median")
         n++; sx += x; sy += y; sxx += x * x; sxy += x * y
     }
     if (n < 2 || n * sxx - sx * sx == 0) return ""
@@ -325,8 +350,10 @@ function say(claim, outcome, text, class) { printf "%s\t%s\t%s\t%s\n", claim, ou
 # then the numbers.
 function verdict(claim, ok, text) {
     if (NOTE != "") text = text " (" NOTE " not measured: " skip_why ")"
-    if (MIS != "") say(claim, "NOT reproduced", "the server misbehaved: " MIS (text == "" ? "" : " | measured: " text), "server")
-    else if (WHY != "") say(claim, "not measured", WHY (text == "" ? "" : " | measured: " text), HARD ? "failed" : "skipped")
+    if (MIS != "") say(claim, "NOT reproduced",
+        "the server misbehaved: " MIS (text == "" ? "" : " | measured: " text), "server")
+    else if (WHY != "") say(claim, "not measured", WHY (text == "" ? "" : " | measured: " text),
+        HARD ? "failed" : "skipped")
     else say(claim, ok ? "reproduced" : "NOT reproduced", text, "ok")
 }
 function start() { WHY = ""; MIS = ""; NOTE = ""; HARD = 0; split("", mis_seen) }
@@ -342,10 +369,15 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
         w = get("stall", R[i], "wait_ms")
         if (w != "" && (wrung == "" || w + 0 > worst + 0)) { worst = w; wrung = R[i] }
     }
-    ok = (w01 != "" && a01 != "" && w01 >= STALL_BLOCKED * hold_ms && a01 >= 0 && a01 <= STALL_AFTER_MS && worst < STALL_FREE * hold_ms)
-    verdict("stall", ok, sprintf("01-blocking: B waited %s ms, median (min-max) of %d runs (need >= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most %s ms, %s (need < %s x %s ms)",
-        mmm("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"], STALL_BLOCKED, hold_ms,
-        mmm("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, f(worst, 2), wrung, STALL_FREE, hold_ms))
+    ok = (w01 != "" && a01 != "" && w01 >= STALL_BLOCKED * hold_ms && a01 >= 0 && a01 <= \
+        STALL_AFTER_MS && worst < STALL_FREE * hold_ms)
+    verdict("stall", ok, sprintf("01-blocking: B waited %s ms, median (min-max) of %d runs (need " \
+        ">= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most " \
+            "%s ms, %s (need < %s x %s ms)",
+        median_range("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"],
+            STALL_BLOCKED, hold_ms,
+        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, shown(worst, 2),
+            wrung, STALL_FREE, hold_ms))
 }
 
 function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
@@ -356,23 +388,27 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
         p = get("idle_cpu", R[i], "server_cpu_pct")
         if (p == "") continue
         w = stat("idle_cpu", R[i], "server_wakeups_per_s", "median")
-        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], r(p, 2), f(w, 1))
+        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], fixed(p, 2), shown(w, 1))
         if (mrung == "" || p + 0 > max + 0) { max = p; mrung = R[i] }
         if (w != "" && (wmax == "" || w + 0 > wmax + 0)) wmax = w
         if (w == "") nowake = 1
     }
     IDLE_MAX = max
     verdict("idle", max != "" && max <= IDLE_MAX_PCT && (wmax == "" || wmax <= IDLE_MAX_WAKEUPS),
-        sprintf("server CPU and context switches per second over %s s idle (need each <= %s%% of one core and <= %s wakeups/s%s):%s",
-            idle_s, IDLE_MAX_PCT, IDLE_MAX_WAKEUPS, nowake ? "; wakeups not readable here" : "", substr(text, 2)))
+        sprintf("server CPU and context switches per second over %s s idle (need each <= %s%% of " \
+            "one core and <= %s wakeups/s%s):%s",
+            idle_s, IDLE_MAX_PCT, IDLE_MAX_WAKEUPS, nowake ? "; wakeups not readable here" : "",
+                substr(text, 2)))
 }
 
 function verdict_busy(    p) {
     start()
     if (busy_status != "") skip("busy-poll: " busy_status)
     else p = get("idle_cpu", "busy-poll", "server_cpu_pct")
-    verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT, sprintf("busy-poll variant of 01 over %s s idle: %s%% of one core (need >= %s%%), against at most %s%% for the rungs",
-        idle_s, f(p, 1), BUSY_MIN_PCT, f(IDLE_MAX, 2)))
+    verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT,
+        sprintf("busy-poll variant of 01 over %s s idle: %s%% of one core (need >= %s%%), " \
+            "against at most %s%% for the rungs",
+        idle_s, shown(p, 1), BUSY_MIN_PCT, shown(IDLE_MAX, 2)))
 }
 
 function verdict_memory(    n, i, v, e, text, ok) {
@@ -380,15 +416,19 @@ function verdict_memory(    n, i, v, e, text, ok) {
     n = split(mem_rungs, R, " ")
     for (i = 1; i <= n; i++) {
         v[R[i]] = per_conn(R[i], mem_n, mem_key)
-        text = text sprintf("; %s %s KiB, %s us", R[i], f(v[R[i]], 2), f(stat("memory", R[i] "," mem_n, "setup_us_per_conn"), 0))
+        text = text sprintf("; %s %s KiB, %s us", R[i], shown(v[R[i]], 2), shown(stat("memory",
+            R[i] "," mem_n, "setup_us_per_conn"), 0))
     }
     e = v[R[n]]                           # the event loop: 07-epoll, or 06-kqueue without epoll
     if (e != "" && e < MEM_FLOOR_KB) e = MEM_FLOOR_KB
-    ok = (v["02-fork"] != "" && v["03-threads"] != "" && e != "" && v["02-fork"] >= MEM_FACTOR * e && v["03-threads"] >= MEM_FACTOR * e)
+    ok = (v["02-fork"] != "" && v["03-threads"] != "" && e != "" && v["02-fork"] >= MEM_FACTOR * e \
+        && v["03-threads"] >= MEM_FACTOR * e)
     verdict("memory", ok,
-        sprintf("%s growth and setup time per connection at %d connections:%s (need 02 and 03 each >= %s x %s's, taken as at least %s KiB)%s",
+        sprintf("%s growth and setup time per connection at %d connections:%s (need 02 and 03 " \
+            "each >= %s x %s's, taken as at least %s KiB)%s",
             mem_name, mem_n, substr(text, 2), MEM_FACTOR, R[n], MEM_FLOOR_KB,
-            mem_name == "PSS" ? "" : "; compared on the footprint (the memory the kernel charges the process), as this platform has no PSS"))
+            mem_name == "PSS" ? "" : "; compared on the footprint (the memory the kernel charges " \
+                "the process), as this platform has no PSS"))
 }
 
 function verdict_select(    s, rf, q, l, c, o, x, g) {
@@ -399,8 +439,11 @@ function verdict_select(    s, rf, q, l, c, o, x, g) {
     c = get("select", g, "corrupt"); o = get("select", g, "still_open")
     x = stat("select", g, "server_refusal_lines")
     verdict("select", s > 900 && s < 1024 && s + rf == q && l == 0 && c == 0 && o == s,
-        sprintf("04-select: %s of %s served, %s refused (server logged %s FD_SETSIZE lines), %s lost, %s corrupt, %s still open (need 900 < served < 1024, served + refused = requested, none lost or corrupt, all served still open)",
-            f(s, 0), f(q, 0), f(rf, 0), f(x, 0), f(l, 0), f(c, 0), f(o, 0)))
+        sprintf("04-select: %s of %s served, %s refused (server logged %s FD_SETSIZE lines), %s " \
+            "lost, %s corrupt, %s still open (need 900 < served < 1024, served + refused = " \
+                "requested, none lost or corrupt, all served still open)",
+            shown(s, 0), shown(q, 0), shown(rf, 0), shown(x, 0), shown(l, 0), shown(c, 0),
+                shown(o, 0)))
 }
 
 # want "grows" (select, poll) or "flat" (kqueue, epoll). Every idle count
@@ -419,10 +462,13 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
         if (a == "" || b == "") continue
         x = ratio(a, b)
         if (x == "" || (want == "grows") != (x + 0 >= SCAN_GROWTH)) bad = 1
-        text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d idle %s)", R[i], r(a), r(b), last,
-            x == "" ? "?" : x, runs["scan", R[i] "," last], last, mmm("scan", R[i] "," last, "rtt_p50_us", 1))
+        text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d " \
+            "idle %s)", R[i], fixed(a), fixed(b), last,
+            x == "" ? "?" : x, runs["scan", R[i] "," last], last, median_range("scan",
+                R[i] "," last, "rtt_p50_us", 1))
     }
-    verdict(claim, !bad, substr(text, 3) sprintf(" (need %s %s x)", want == "grows" ? ">=" : "<", SCAN_GROWTH))
+    verdict(claim, !bad, substr(text, 3) sprintf(" (need %s %s x)", want == "grows" ? ">=" : "<",
+        SCAN_GROWTH))
 }
 
 # One rung's closed-loop C10K run: its text; BAD set when the numbers fail
@@ -433,7 +479,8 @@ function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w
     g = rung "," c10k_n "," k
     w = WHY; h = HARD
     if (contrast && ((("c10k", g) in nfault) || (("c10k", g) in err)))
-        return sprintf(", %s run %d: %s", rung, k, (("c10k", g) in nfault) ? "faults: " sfirst["c10k", g] : "failed: " err["c10k", g])
+        return sprintf(", %s run %d: %s", rung, k,
+            (("c10k", g) in nfault) ? "faults: " sfirst["c10k", g] : "failed: " err["c10k", g])
     misbehaved("c10k", g, rung " run " k)
     served = get("c10k", g, "served")
     msgs = get("c10k", g, "msgs")
@@ -446,14 +493,19 @@ function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w
     # connections, has not served them.
     prog = ""
     if (msgs != "" && msgs + 0 <= 0) prog = "no message echoed inside the window"
-    else if (e0 != "" && e0 + 0 < 1) prog = "a connection got no echo inside the window (echoes per connection min " e0 ")"
-    if (prog != "" && !contrast) MIS = MIS (MIS == "" ? "" : "; ") rung " run " k ": no progress: " prog
+    else if (e0 != "" && e0 + 0 < 1) prog = \
+        "a connection got no echo inside the window (echoes per connection min " e0 ")"
+    if (prog != "" && !contrast) MIS = MIS (MIS == "" ? "" : "; ") rung " run " k \
+        ": no progress: " prog
     if (bad && !contrast) BAD = 1
     cpu = stat("c10k", g, "server_cpu_us_per_msg")
     sat = stat("c10k", g, "saturated")
-    return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s", rung, k > 1 ? " run " k : "",
-        served == "" ? "?" : served, c10k_n, msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0, e5 == "" ? "?" : e5, e9 == "" ? "?" : e9,
-        cpu == "" ? "" : " (" r(cpu, 2) " us CPU/msg" (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
+    return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s", rung,
+        k > 1 ? " run " k : "",
+        served == "" ? "?" : served, c10k_n, msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0,
+            e5 == "" ? "?" : e5, e9 == "" ? "?" : e9,
+        cpu == "" ? "" : " (" fixed(cpu, 2) " us CPU/msg" \
+            (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
         (prog != "" && contrast) ? " [no progress: " prog "]" : "")
 }
 
@@ -467,13 +519,17 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { note(R[i]); continue }
         contrast = index(" " c10k_claim " ", " " R[i] " ") == 0
-        if (!contrast && !(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k", R[i] "," c10k_n ",1", "served")
+        if (!contrast && !(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k",
+            R[i] "," c10k_n ",1", "served")
         for (k = 1; (("c10k", R[i] "," c10k_n "," k) in runs); k++)
             if (contrast) other = other c10k_run(R[i], k, 1)
             else text = text c10k_run(R[i], k, 0)
     }
-    text = sprintf("%d connections at once, closed loop, every echoed byte checked (need all served, msgs > 0 and every connection echoed at least once in the window, and no fault; echoes per connection min/median/max):%s%s",
-        c10k_n, substr(text, 2), other == "" ? "" : "; not part of the claim, for contrast:" substr(other, 2))
+    text = sprintf("%d connections at once, closed loop, every echoed byte checked (need all " \
+        "served, msgs > 0 and every connection echoed at least once in the window, and no fault; " \
+            "echoes per connection min/median/max):%s%s",
+        c10k_n, substr(text, 2), other == "" ? "" : \
+            "; not part of the claim, for contrast:" substr(other, 2))
     verdict("c10k", !BAD, text)
 }
 
@@ -491,7 +547,8 @@ function step_kind(g,    part, offered, got, sends, late, p) {
     got = stat("curves", g, "rate_achieved", "median")
     sends = got * stat("curves", g, "window_s", "median")
     late = stat("curves", g, "late_sends", "median")
-    if (stat("curves", g, "client_bound", "ntrue") > 0 || (sends > 0 && late / sends > CLIENT_LATE)) return "client"
+    if (stat("curves", g, "client_bound", "ntrue") > 0 || (sends > 0 && late / sends > CLIENT_LATE))
+        return "client"
     if (got == "" || got < CURVE_KEPT * offered) return "slow"
     p = stat("curves", g, "rtt_p" OBJ_PCT "_us", "median")
     if (p == "" || p > OBJ_US) return "late"
@@ -524,9 +581,11 @@ function capacity(rung, n,    i, g, part, k, pv, steps, failed_above, client_abo
         CAP_AT_LEAST = 1
         CAP_WHY = client_above ? "client-bound above it" : "the top of the sweep"
     } else if (CAP == "" && FLOOR != "" && FLOOR + 0 > OBJ_US)
-        CAP_WHY = "no rate met the objective: its p" OBJ_PCT " floor is " r(FLOOR / 1000, 2) " ms"
+        CAP_WHY = "no rate met the objective: its p" OBJ_PCT " floor is " \
+            fixed(FLOOR / 1000, 2) " ms"
     else if (CAP == "")
-        CAP_WHY = first_fail == "" ? "every step was client-bound" : "no step met the objective and kept up (first: " first_fail " msgs/s)"
+        CAP_WHY = first_fail == "" ? "every step was client-bound" : \
+            "no step met the objective and kept up (first: " first_fail " msgs/s)"
 }
 
 # "at least 64000 (client-bound above it)", "16000", "none (...)"
@@ -543,7 +602,8 @@ function curve_rung_list(    list) {
 
 function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, least) {
     file = out "/capacity.csv"
-    print "rung,n,capacity_msgs_per_s,at_least,why,floor_p" OBJ_PCT "_us,cpu_us_per_msg,server_cpu_pct,ctx_switches_per_msg" > file
+    print "rung,n,capacity_msgs_per_s,at_least,why,floor_p" OBJ_PCT \
+        "_us,cpu_us_per_msg,server_cpu_pct,ctx_switches_per_msg" > file
     nn = split(curve_ns, N, " ")
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++)
@@ -560,7 +620,8 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, le
                 csw = stat("curves", CAP_G, "server_ctx_switches_per_msg", "median")
             }
             least = CAP_AT_LEAST ? "yes" : "no"
-            printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP, least, CAP_WHY, FLOOR, cpu, pct, csw) > file
+            printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP, least, CAP_WHY, FLOOR, cpu,
+                pct, csw) > file
         }
     close(file)
 }
@@ -593,9 +654,12 @@ function verdict_walls(    n, i, cn, text) {
         if (curve_faults(R[i], cn)) continue
         text = text sprintf("; %s at %s: %s", R[i], cn, capacity_text(R[i], cn))
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
-            f(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1), f(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
+            shown(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1),
+                shown(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
     }
-    verdict("walls", 1, sprintf("capacity = the highest offered rate kept up with (>= %s of it achieved) with p%s <= %s us; client-bound steps (> %s%% of sends late, or a loadgen thread at 90%%) count for nobody:%s",
+    verdict("walls", 1, sprintf("capacity = the highest offered rate kept up with (>= %s of it " \
+        "achieved) with p%s <= %s us; client-bound steps (> %s%% of sends late, or a loadgen " \
+            "thread at 90%%) count for nobody:%s",
         CURVE_KEPT, OBJ_PCT, OBJ_US, CLIENT_LATE * 100, substr(text, 2)))
 }
 
@@ -606,7 +670,8 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops) {
     if (curve_faults("05-poll", curve_n)) bad = 1
     capacity("05-poll", curve_n)
     poll = CAP + 0
-    text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll", curve_n))
+    text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll",
+        curve_n))
     n = split("06-kqueue 07-epoll", R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { note(R[i]); continue }
@@ -618,7 +683,9 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops) {
         if (c == "" || c + 0 < C10K_WALL_FACTOR * poll || c + 0 == 0) bad = 1
     }
     if (!loops) bad = 1
-    verdict("c10k wall", !bad, text sprintf(" (need kqueue's and epoll's each >= %s x poll's, none counting as 0)", C10K_WALL_FACTOR))
+    verdict("c10k wall", !bad,
+        text sprintf(" (need kqueue's and epoll's each >= %s x poll's, none counting as 0)",
+            C10K_WALL_FACTOR))
 }
 
 # The median of a[1..n] (a is sorted in place).
@@ -646,7 +713,11 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
         ratios[++n] = e / u
         YARD_RATIO[n] = e / u
     }
-    if (n < 2) { if (WHY == "") why("fewer than 2 complete pairs"); verdict("yardstick", 0, ""); return }
+    if (n < 2) {
+        if (WHY == "") why("fewer than 2 complete pairs")
+        verdict("yardstick", 0, "")
+        return
+    }
     for (i = 1; i <= n; i++) copy[i] = ratios[i]
     mid = median_of(copy, n)
     srand(1)
@@ -659,13 +730,185 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     YARD_MID = mid; YARD_LO = lo; YARD_HI = hi
     capacity(yard_rung, curve_n); ce = capacity_text(yard_rung, curve_n)
     capacity("uv-echo", curve_n); cu = capacity_text("uv-echo", curve_n)
-    text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s connections on one core: %s %s, libuv %s",
-        n, yard_n, yard_rate, yard_rung, r(mid, 3), r(lo, 3), r(hi, 3), curve_n, yard_rung, ce, cu)
-    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100, text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
+    text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
+        "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
+            "connections on one core: %s %s, libuv %s",
+        n, yard_n, yard_rate, yard_rung, fixed(mid, 3), fixed(lo, 3), fixed(hi, 3), curve_n,
+            yard_rung, ce, cu)
+    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100,
+        text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
+}
+
+# ---- findings: figures stated as they came, with no threshold ------------
+
+# A line of findings.tsv, for report.sh: KEY TAB TEXT.
+function finding(key, text) { printf "%s\t%s\n", key, text > (out "/findings.tsv") }
+
+# syscall_state(rung): "" when the rung's traced run gave its figures, else
+# what happened instead: "not measured (why)" or the server's faults.
+function syscall_state(rung,    k) {
+    k = "syscalls"
+    if (!((k, rung) in runs)) return "not measured (no line in raw/syscalls.jsonl)"
+    if ((k, rung) in nfault) return "the server misbehaved under strace: " sfirst[k, rung]
+    if ((k, rung) in err) return "not measured (" err[k, rung] ")"
+    if (stat(k, rung, "syscalls", "median") == "" || stat(k, rung, "messages", "median") + 0 <= 0)
+        return "not measured (no system call or message count)"
+    return ""
+}
+
+# per_message_calls(rung, top): the top most frequent calls of the rung's
+# traced run, each per message: "read 1.09; write 1.00; epoll_wait 0.80".
+function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
+    n = split(stat("syscalls", rung, "calls", "median"), list, " ")
+    msgs = stat("syscalls", rung, "messages", "median")
+    for (i = 1; i <= n && i <= top; i++) {
+        at = index(list[i], "=")
+        text = text (i > 1 ? "; " : "") substr(list[i], 1, at - 1) " " \
+            fixed(substr(list[i], at + 1) / msgs, 2)
+    }
+    return text
+}
+
+# syscalls.csv: one row per traced server, per-message figures, and every
+# call's count as strace gave it (all_calls: the reference run keeps the CSVs).
+function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
+    file = out "/syscalls.csv"
+    print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status," \
+        "all_calls" > file
+    for (i = 1; i <= rows["syscalls"]; i++) {
+        g = order["syscalls", i]
+        state = syscall_state(g)
+        msgs = calls = per = ""
+        if (state == "") {
+            msgs = stat("syscalls", g, "messages", "median")
+            calls = stat("syscalls", g, "syscalls", "median")
+            per = fixed(calls / msgs, 2)
+        }
+        top = (state == "") ? per_message_calls(g, 4) : ""
+        gsub(/,/, ";", state)
+        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
+            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per, top, state,
+            state == "" ? stat("syscalls", g, "calls", "median") : "") > file
+    }
+    close(file)
+}
+
+# The finding: each server's system calls per message and its top calls,
+# then 08-io_uring against 07-epoll, whichever way it went.
+function finding_syscalls(    i, g, state, text, per, n, rate) {
+    if (!("syscalls" in seen)) {
+        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
+        return
+    }
+    for (i = 1; i <= rows["syscalls"]; i++) {
+        g = order["syscalls", i]
+        state = syscall_state(g)
+        if (state != "") { text = text "; " g ": " state; continue }
+        per[g] = stat("syscalls", g, "syscalls", "median") / stat("syscalls", g, "messages",
+            "median")
+        n = stat("syscalls", g, "requested", "median"); rate = stat("syscalls", g, "rate_offered",
+            "median")
+        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
+            g, fixed(per[g], 2), stat("syscalls", g, "syscalls", "median"),
+            stat("syscalls", g, "messages", "median"), per_message_calls(g, 3))
+    }
+    text = substr(text, 3)
+    if (n != "") text = sprintf("strace -c -f on the server, %s connections opened and closed, " \
+        "%s msgs/s offered (open loop), counts per message echoed: %s", n, rate, text)
+    if (("07-epoll" in per) && ("08-io_uring" in per))
+        text = text ". " uring_against_epoll(per["07-epoll"], per["08-io_uring"])
+    finding("syscalls", text)
+}
+
+function uring_against_epoll(e, u) {
+    if (u < e) return sprintf("08-io_uring made %s x fewer system calls per message than 07-epoll",
+        fixed(e / u, 2))
+    return sprintf("08-io_uring made no fewer system calls per message than 07-epoll " \
+        "(%s against %s)", fixed(u, 2), fixed(e, 2))
+}
+
+# common_step(list, n): the highest offered rate at which every rung of
+# list kept up and met the objective at n connections ("" if none).
+function common_step(list, n,    r, nr, i, j, g, part, rate, ok, best) {
+    nr = split(list, r, " ")
+    for (i = 1; i <= rows["curves"]; i++) {
+        g = order["curves", i]
+        split(g, part, ",")
+        if (part[1] != r[1] || part[2] != n) continue
+        rate = part[3]
+        ok = 1
+        for (j = 1; j <= nr; j++)
+            if (!(("curves", r[j] "," n "," rate) in runs) || step_kind(r[j] "," n "," rate) != \
+                "ok") ok = 0
+        if (ok && (best == "" || rate + 0 > best + 0)) best = rate
+    }
+    return best
+}
+
+# The servers past the ladder on the same curve as 07-epoll: capacity, and
+# CPU and context switches per message at one step all of them kept up with.
+function finding_beyond(    list, r, nr, i, text, absent, step, g) {
+    if (curve_status != "") { finding("beyond", "not measured: " curve_status); return }
+    nr = split("07-epoll 08-io_uring 09-reuseport", r, " ")
+    for (i = 1; i <= nr; i++) {
+        capacity(r[i], curve_n)
+        if (CAP_WHY == "not swept") { absent = absent ", " r[i]; continue }
+        list = list " " r[i]
+        text = text sprintf("; %s %s", r[i], capacity_text(r[i], curve_n))
+    }
+    text = "capacity at " curve_n " connections: " substr(text, 3)
+    if (absent != "") text = text "; not on the curves: " substr(absent, 3) \
+        (beyond_status != "" ? " (" beyond_status ")" : " (not swept in this run)")
+    step = common_step(substr(list, 2), curve_n)
+    if (step == "") text = text "; no step that every one of them kept up with"
+    else {
+        text = text "; at " (step + 0) " msgs/s, which all of them kept up with:"
+        nr = split(substr(list, 2), r, " ")
+        for (i = 1; i <= nr; i++) {
+            g = r[i] "," curve_n "," step
+            text = text sprintf("%s %s %s us CPU and %s context switches per message",
+                i > 1 ? ";" : "",
+                r[i], shown(stat("curves", g, "server_cpu_us_per_msg", "median"), 2),
+                shown(stat("curves", g, "server_ctx_switches_per_msg", "median"), 2))
+        }
+    }
+    finding("beyond", text)
+}
+
+# 09-reuseport against 07-epoll: whether this run could show a gain. 09
+# runs one loop per online CPU; a gain needs those loops on more than one
+# CPU that loadgen's threads leave free. The curves pin the server to one
+# CPU (C10K_SERVER_CPU) where the platform pins: then its loops share it.
+function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, text, c7, c9) {
+    ncpu = split(ENVIRON["ALLOWED_CPUS"], cpus, ",")
+    threads = ENVIRON["CLIENT_THREADS"] + 0; if (threads < 1) threads = 1
+    server_cpu = ENVIRON["C10K_SERVER_CPU"]; loops = ENVIRON["M_CORES"]
+    free = (server_cpu != "") ? 1 : ncpu - threads
+    text = sprintf("%d allowed CPU(s), loadgen on %d thread(s) (CPU(s) %s), ", ncpu, threads,
+        ENVIRON["CURVE_CLIENT_CPUS"] == "" ? "?" : ENVIRON["CURVE_CLIENT_CPUS"])
+    if (server_cpu != "")
+        text = text sprintf("the server pinned to CPU %s: 09-reuseport's %s loops share that one " \
+            "CPU, as 07-epoll's one loop does, so no gain can show in these curves", server_cpu,
+            loops == "" ? "N" : loops)
+    else if (free >= 2)
+        text = text sprintf("nothing pinned: 09-reuseport's loops can spread over the %d CPUs " \
+            "loadgen leaves, so it could show a gain over 07-epoll", free)
+    else
+        text = text "nothing pinned: the client and the server share the CPUs, so 09-reuseport's " \
+            "loops compete with loadgen's threads and no gain can show"
+    if (ncpu == 2) text = text "; on 2 CPUs there is none to spare: loadgen needs the other one, " \
+        "and an unpinned second loop would compete with it"
+    capacity("07-epoll", curve_n); c7 = CAP_WHY == "not swept" ? "" : capacity_text("07-epoll",
+        curve_n)
+    capacity("09-reuseport", curve_n)
+    c9 = CAP_WHY == "not swept" ? "" : capacity_text("09-reuseport", curve_n)
+    if (c7 != "" && c9 != "") text = text "; measured: 09-reuseport " c9 " against 07-epoll " c7
+    else text = text "; 09-reuseport was not on the curves of this run"
+    finding("reuseport", text)
 }
 
 END {
-    for (kind in T) if (kind in seen) write_csv(kind)
+    for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
     verdict_stall()
     verdict_idle()
@@ -679,4 +922,9 @@ END {
     verdict_walls()
     verdict_c10k_wall()
     verdict_yardstick()
+    printf "" > (out "/findings.tsv")
+    if ("syscalls" in seen) write_syscalls()
+    finding_syscalls()
+    finding_beyond()
+    finding_reuseport()
 }

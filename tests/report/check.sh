@@ -18,7 +18,8 @@ CASES="good c10k-lost c10k-unclosed c10k-contrast c10k-timeout c10k-progress c10
 client-errors pss-unreadable missing-files failed-runs empty-values not-reproduced no-yardstick
 fault-stall fault-idle fault-busy-poll fault-memory fault-select fault-scan-n fault-scan-ready
 fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-client-bound
-yardstick-slower no-rate macos no-server-figures"
+yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
+syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -64,6 +65,26 @@ refute() {
         echo "FAIL: $1: should not mention '$2'"
         FAILS=$((FAILS + 1))
     fi
+}
+# finding KEY WORDS: report.awk's finding KEY (findings.tsv) contains WORDS.
+finding() {
+    local line
+    line=$(awk -F'\t' -v k="$1" '$1 == k' "$WORK/findings.tsv" 2>/dev/null)
+    if [[ "$line" != *"$2"* ]]; then
+        echo "FAIL: finding $1: expected '$2', got: ${line:-no finding line}"
+        FAILS=$((FAILS + 1))
+    fi
+}
+# refute_finding KEY WORDS: the finding does not contain WORDS.
+refute_finding() {
+    if awk -F'\t' -v k="$1" '$1 == k' "$WORK/findings.tsv" | grep -qF -- "$2"; then
+        echo "FAIL: finding $1: should not mention '$2'"
+        FAILS=$((FAILS + 1))
+    fi
+}
+# in_report WORDS: report.md holds WORDS (a fixed string) on one line.
+in_report() {
+    grep -qF -- "$1" "$WORK/report.md" || { echo "FAIL: report.md lacks '$1'"; FAILS=$((FAILS + 1)); }
 }
 CLAIMS="stall idle busy-poll memory select O(n) O(ready) c10k walls c10k-wall yardstick"
 all_reproduced_but() {
@@ -203,6 +224,27 @@ no-server-figures) # a platform where loadgen reads no server CPU or memory
     for f in idle_cpu memory c10k select curves pairs; do
         edit $f.jsonl '{ gsub(/"server_(cpu_ms|cpu_pct|cpu_us_per_msg|rss_kb|pss_kb|hwm_kb|procs|threads)":[0-9.]+/, "\"server_x\":null") } 1'
     done ;;
+syscalls-no-strace) # no strace on this machine: every row says why
+    edit syscalls.jsonl '{ r = $0; sub(/,.*/, "", r); print r ",\"requested\":1000,\"rate_offered\":5000,\"cause\":\"platform\",\"error\":\"strace not found (install: apt-get install strace)\"}" }' ;;
+syscalls-no-io-uring) # io_uring refused: 08's row says so, the others are measured
+    edit syscalls.jsonl '/"rung":"08-io_uring"/ { print "{\"rung\":\"08-io_uring\",\"requested\":1000,\"rate_offered\":5000,\"cause\":\"platform\",\"error\":\"io_uring refused here (08-io_uring: io_uring unavailable: io_uring_setup: Operation not permitted)\"}"; next } 1' ;;
+syscalls-missing) # an older raw folder: no syscalls.jsonl
+    rm "$RAW/syscalls.jsonl" ;;
+syscalls-fault) # 07-epoll lost a connection while traced
+    edit syscalls.jsonl '/"rung":"07-epoll"/ { sub(/"lost":0/, "\"lost\":2") } 1' ;;
+beyond-not-swept) # io_uring refused for the curves, and 09 not built
+    setting CURVE_RUNGS "02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo"
+    setting BEYOND_STATUS "08-io_uring: io_uring unavailable (refused); 09-reuseport: not built on this platform"
+    edit curves.jsonl '!/"rung":"0[89]-/' ;;
+reuseport-unpinned) # 2 CPUs, nothing pinned (the portable path): 09 competes with loadgen
+    setting C10K_SERVER_CPU ""
+    setting PIN_TEXT "Pinning: **none**" ;;
+reuseport-spare-cpus) # 8 CPUs unpinned, loadgen on 3 threads: 5 left for 09's loops
+    setting ALLOWED_CPUS 0,1,2,3,4,5,6,7
+    setting M_CORES 8
+    setting CLIENT_THREADS 3
+    setting CURVE_CLIENT_CPUS 1,2,3
+    setting C10K_SERVER_CPU "" ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
@@ -216,7 +258,56 @@ fi
 [ "$(wc -l <"$WORK/verdicts.tsv")" -eq 11 ] || { echo "FAIL: expected 11 verdict lines"; FAILS=$((FAILS + 1)); }
 
 case $CASE in
-good) all_reproduced_but ;;
+good)
+    all_reproduced_but
+    # The system calls, as the canned strace counts give them (37597 calls
+    # for 11000 echoes is 3.42; 21364 for 11000 is 1.94).
+    finding syscalls "07-epoll: 3.42 system calls per message (37597 calls for 11000 echoes; read 1.09; write 1.00; epoll_wait 0.78)"
+    finding syscalls "08-io_uring: 1.94 system calls per message (21364 calls for 11000 echoes; io_uring_enter 1.85; close 0.09)"
+    finding syscalls "08-io_uring made 1.76 x fewer system calls per message than 07-epoll"
+    in_report "| 09-reuseport | 1000 | 5000 | 11000 | 37659 | 3.42 | read 1.09; write 1.00; epoll_wait 0.79; fcntl 0.18 |"
+    in_report "Finding: strace -c -f on the server, 1000 connections"
+    grep -q '^08-io_uring,1000,5000,11000,21364,1.94,.*,io_uring_enter=20364 close=1000$' \
+        "$WORK/syscalls.csv" || { echo "FAIL: syscalls.csv lacks 08-io_uring's row"; FAILS=$((FAILS + 1)); }
+    # 08's canned curve falls behind at 64000: its capacity is 32000, the
+    # highest step all three kept up with.
+    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); 08-io_uring 32000 msgs/s; 09-reuseport at least 64000"
+    finding beyond "at 32000 msgs/s, which all of them kept up with: 07-epoll 13.45 us CPU and 0.52 context switches per message; 08-io_uring 14.12 us CPU and 0.81"
+    in_report "Beyond the ladder, beside 07-epoll: capacity at 10000 connections"
+    finding reuseport "2 allowed CPU(s), loadgen on 1 thread(s) (CPU(s) 1), the server pinned to CPU 0: 09-reuseport's 2 loops share that one CPU"
+    finding reuseport "no gain can show"
+    finding reuseport "on 2 CPUs there is none to spare"
+    in_report "09-reuseport against 07-epoll: 2 allowed CPU(s)" ;;
+syscalls-no-strace)
+    all_reproduced_but
+    finding syscalls "05-poll: not measured (strace not found (install: apt-get install strace))"
+    finding syscalls "08-io_uring: not measured (strace not found"
+    refute_finding syscalls "system calls per message ("
+    in_report "| 07-epoll | n/a | n/a | n/a | n/a | n/a | n/a | not measured (strace not found (install: apt-get install strace)) |" ;;
+syscalls-no-io-uring)
+    all_reproduced_but
+    finding syscalls "08-io_uring: not measured (io_uring refused here (08-io_uring: io_uring unavailable"
+    finding syscalls "07-epoll: 3.42 system calls per message"
+    refute_finding syscalls "fewer system calls per message than 07-epoll" ;;
+syscalls-missing)
+    all_reproduced_but
+    finding syscalls "not measured: raw/syscalls.jsonl missing or empty" ;;
+syscalls-fault)
+    all_reproduced_but
+    finding syscalls "07-epoll: the server misbehaved under strace: run 1: 2 lost"
+    finding syscalls "08-io_uring: 1.94 system calls per message" ;;
+reuseport-unpinned)
+    all_reproduced_but
+    finding reuseport "nothing pinned: the client and the server share the CPUs, so 09-reuseport's loops compete with loadgen's threads and no gain can show"
+    refute_finding reuseport "could show a gain" ;;
+reuseport-spare-cpus)
+    all_reproduced_but
+    finding reuseport "8 allowed CPU(s), loadgen on 3 thread(s) (CPU(s) 1,2,3), nothing pinned: 09-reuseport's loops can spread over the 5 CPUs loadgen leaves, so it could show a gain over 07-epoll"
+    refute_finding reuseport "on 2 CPUs" ;;
+beyond-not-swept)
+    all_reproduced_but
+    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); not on the curves: 08-io_uring, 09-reuseport (08-io_uring: io_uring unavailable (refused)"
+    finding reuseport "09-reuseport was not on the curves of this run" ;;
 c10k-lost)
     misbehaved c10k "05-poll run 1: faults in 1 of 1 runs, first run 1: 37 lost (first problem: loadgen: 37 connection(s) broke"
     expect c10k "NOT reproduced" "for contrast: 02-fork run 1: faults: run 1: 37 lost" server
@@ -350,7 +441,7 @@ no-server-figures)
 esac
 
 # The report and the tables are written in every case.
-for f in report.md verdicts.tsv; do
+for f in report.md verdicts.tsv findings.tsv; do
     [ -s "$WORK/$f" ] || { echo "FAIL: $f not written"; FAILS=$((FAILS + 1)); }
 done
 if [ "$FAILS" -gt 0 ]; then

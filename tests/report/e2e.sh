@@ -85,7 +85,8 @@ for tr in 05-poll:1 06-kqueue:1 07-epoll:1 07-epoll:2; do
 done
 # A two-step curve per swept server (two loadgen threads), and two yardstick pairs.
 : >"$RAW/curves.jsonl"
-for rung in 04-select 02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo; do
+for rung in 04-select 02-fork 03-threads 05-poll 06-kqueue 07-epoll uv-echo \
+    08-io_uring 09-reuseport; do
     lg "\"rung\":\"$rung\",\"n\":$N,\"run\":1" c10k -n "$N" --rate "$RATE,$((2 * RATE))" \
         --duration "$DURATION" --threads 2 >>"$RAW/curves.jsonl"
 done
