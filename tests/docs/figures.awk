@@ -14,8 +14,10 @@
 # options), link targets, versions (a number after the name of a program or
 # system: CMake 3.21, Linux 5.19) and parts of names (127.0.0.1, L16,
 # x86_64). In a wall script only the text of an "expect:" statement counts.
-# Small whole numbers (8 MiB, 16 KiB) are in any table of numbers, so they
-# always pass: the check is strong on decimals and on large counts.
+# A figure is looked up among all the sources' numbers, not in its own
+# cell: small whole numbers (8 MiB, 16 KiB) are in any table, and a wrong
+# figure that equals some other figure of the run passes. The check is
+# strong on decimals and large counts, as typed by hand or left stale.
 
 # "10 000" -> "10000": a space between a digit and three digits ending a number.
 function norm(s,   out) {

@@ -23,7 +23,7 @@ tmp=$(mktemp "${TMPDIR:-/tmp}/figures.XXXXXX") || exit 1
 trap 'rm -f "$tmp"' EXIT
 # Every number of the sources, one a line ("2026-12-01" gives 2026, 12, 01).
 cat "$REF"/verdicts.tsv "$REF"/*.csv "$REF"/report.md "$REF"/settings.env \
-    $(ls "$ROOT"/docs/workshop/timings/*.tsv 2>/dev/null) |
+    $(ls "$ROOT"/docs/workshop/timings/*.tsv "$ROOT"/docs/workshop/timings/*.txt 2>/dev/null) |
     tr -c '0-9.\n' '\n' | sed 's/^\.*//; s/\.*$//' | grep '[0-9]' | sort -u >"$tmp"
 cd "$ROOT" || exit 1
 docs=$(ls README.md docs/reading-the-figures.md docs/workshop/README.md docs/workshop/student.md \
