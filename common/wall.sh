@@ -225,11 +225,15 @@ build_loadgen() {
     set --
     for f in $top/clients/*.c; do
         case $f in
-        */loop_*.c) ;;                      # one backend, chosen above
+        */loop_*.c | */proc_*.c) ;;         # one backend, one reader: below
         */loadgen.c) set -- ${1+"$@"} "$f" ;;
         *) grep -q "^int main(" "$f" || set -- ${1+"$@"} "$f" ;; # not another program
         esac
     done
+    case $os in # the process reader, as clients/CMakeLists.txt picks it
+    Linux) reader=linux ;; Darwin) reader=macos ;; FreeBSD) reader=freebsd ;; *) reader=portable ;;
+    esac
+    set -- ${1+"$@"} "$top/clients/proc_$reader.c"
     mkdir -p $top/build/wall || fail "cannot create $top/build/wall"
     echo "building the load client ($loop event loop${shim:+, through the kqueue shim}): $LOADGEN"
     # shellcheck disable=SC2086 # CFLAGS/LDFLAGS are lists of flags

@@ -63,16 +63,17 @@ build() {
 }
 
 # loadgen's sources as clients/CMakeLists.txt lists them: every clients/*.c
-# but the event loops and other programs, then loop_kqueue.c.
+# but the event loops, the process readers and other programs, then
+# loop_kqueue.c and proc_macos.c.
 set --
 for f in "$root"/clients/*.c; do
     case $f in
-    */loop_*.c) ;;
+    */loop_*.c | */proc_*.c) ;;
     */loadgen.c) set -- ${1+"$@"} "$f" ;;
     *) grep -q "^int main(" "$f" || set -- ${1+"$@"} "$f" ;;
     esac
 done
-set -- ${1+"$@"} "$root/clients/loop_kqueue.c"
+set -- ${1+"$@"} "$root/clients/loop_kqueue.c" "$root/clients/proc_macos.c"
 
 for target in aarch64-macos x86_64-macos; do
     for rung in 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue; do
