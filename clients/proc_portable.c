@@ -58,7 +58,7 @@ static bool fine_cpu_seen; /* a time field with a fraction: CPU time to 1/100 s 
 /* ps with `args` (NULL-terminated, after the program name); its stdout, malloc'ed. */
 static char *run_ps(const char *const *args)
 {
-    const char *argv[16] = {"ps"};
+    const char *argv[24] = {"ps"};
     size_t k = 1;
     for (size_t i = 0; args[i] && k + 1 < sizeof argv / sizeof *argv; i++)
         argv[k++] = args[i];

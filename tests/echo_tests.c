@@ -2014,8 +2014,8 @@ static bool full_pipe(int p[2])
 {
     char chunk[4096];
     memset(chunk, 'x', sizeof chunk);
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return expect(false, "pipe2: %s", strerror(errno));
+    if (pipe_cloexec(p) < 0)
+        return expect(false, "pipe: %s", strerror(errno));
     fcntl(p[1], F_SETFL, O_NONBLOCK);
     while (write(p[1], chunk, sizeof chunk) > 0)
         ;

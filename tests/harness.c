@@ -834,7 +834,11 @@ static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
     child_scan_t scan = {0};
     size_t n;
     proc_info_t *all = proc_list(&n);
-    for (size_t i = 0; all && i < n; i++) {
+    if (!all || n == 0) { /* never empty: we are in it; so unreadable */
+        free(all);
+        return (child_scan_t){.live = -1, .zombies = -1, .listed = 0, .max_rss = -1};
+    }
+    for (size_t i = 0; i < n; i++) {
         if (all[i].ppid != parent)
             continue;
         if (all[i].state == 'Z') {
