@@ -177,7 +177,8 @@ static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
     if (out->state != 'Z' && task_info_of(pid, &ti) && mach_timebase_info(&tb) == KERN_SUCCESS) {
         out->threads = ti.pti_threadnum;
         out->rss_kb = (long)(ti.pti_resident_size / 1024);
-        out->cpu_s = (double)((ti.pti_total_user + ti.pti_total_system) * tb.numer / tb.denom) / 1e9;
+        uint64_t mach = ti.pti_total_user + ti.pti_total_system;
+        out->cpu_s = (double)(mach * tb.numer / tb.denom) / 1e9;
     } else if (out->state == 'Z') {
         out->threads = 0;
         out->rss_kb = 0;

@@ -1483,7 +1483,8 @@ static void test_signal_storm(const rung_t *r)
         close(fd);
     }
     if (proc_catches(s.pid, SIGWINCH) < 0)
-        note("whether the server catches SIGWINCH is not known here (%s)", proc_lacks(PROC_SIGNALS));
+        note("whether the server catches SIGWINCH is not known here (%s)",
+             proc_lacks(PROC_SIGNALS));
     else if (proc_catches_signal(s.pid, SIGWINCH))
         note("the server catches SIGWINCH: each one interrupted what it was doing");
     else

@@ -538,7 +538,8 @@ int free_port(void)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof sa;
     int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 &&
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
         getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
         port = ntohs(sa.sin_port);
     if (fd >= 0)
@@ -847,7 +848,8 @@ static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
         }
         scan.live++;
         if (list && scan.listed < max)
-            list[scan.listed++] = (proc_id_t){.pid = (pid_t)all[i].pid, .start_time = all[i].started};
+            list[scan.listed++] =
+                (proc_id_t){.pid = (pid_t)all[i].pid, .start_time = all[i].started};
         if (all[i].rss_kb > scan.max_rss)
             scan.max_rss = all[i].rss_kb;
     }
