@@ -276,8 +276,13 @@ const char *proc_reader(void)
     return "/proc";
 }
 
-/* The fields of /proc/PID/stat the harness uses (see proc(5)). */
-bool proc_info(long pid, proc_info_t *out)
+/*
+ * The fields of /proc/PID/stat the harness uses (see proc(5)); with
+ * `vmrss`, the resident size from /proc/PID/status as ps and top show it
+ * (stat's field 24 counts the same pages but can lag behind it by the
+ * counts each thread caches; a scan of every process takes that one).
+ */
+static bool read_info(long pid, proc_info_t *out, bool vmrss)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -296,11 +301,17 @@ bool proc_info(long pid, proc_info_t *out)
                &rss_pages) != 8)
         return false;
     out->cpu_s = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-    /* VmRSS from /proc/P/status, as ps shows it (stat's field 24 is the same in pages). */
+    out->rss_kb = rss_pages * (sysconf(_SC_PAGESIZE) / 1024);
     snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    long rss = read_small_file(path, buf, sizeof buf) < 0 ? -1 : field_of(buf, "\nVmRSS:");
-    out->rss_kb = rss >= 0 ? rss : (out->state == 'Z' ? 0 : rss_pages * (sysconf(_SC_PAGESIZE) / 1024));
+    long rss = vmrss && read_small_file(path, buf, sizeof buf) > 0 ? field_of(buf, "\nVmRSS:") : -1;
+    if (rss >= 0)
+        out->rss_kb = rss;
     return true;
+}
+
+bool proc_info(long pid, proc_info_t *out)
+{
+    return read_info(pid, out, true);
 }
 
 proc_info_t *proc_list(size_t *count)
@@ -320,7 +331,7 @@ proc_info_t *proc_list(size_t *count)
             all = grown;
             capacity *= 2;
         }
-        if (proc_info(atol(d->d_name), &all[*count]))
+        if (read_info(atol(d->d_name), &all[*count], false))
             (*count)++; /* one that exits meanwhile is simply missed */
     }
     if (dir)
