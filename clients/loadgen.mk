@@ -21,34 +21,44 @@ SHIM         = $(LADDER_TOP)/06-kqueue/linux-shim
 LOADGEN_SRCS = $(C)/loadgen.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
                $(C)/report.c $(C)/proc.c
 LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/options.h $(C)/pool.h $(C)/proc.h \
-               $(C)/report.h $(C)/stats.h
+               $(C)/proc_os.h $(C)/report.h $(C)/stats.h
+LOADGEN_READERS = $(C)/proc_linux.c $(C)/proc_macos.c $(C)/proc_freebsd.c $(C)/proc_portable.c
 LOADGEN_LOOPS = $(C)/loop_epoll.c $(C)/loop_kqueue.c $(C)/loop_poll.c
 LOADGEN_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror
 LOADGEN_LIBS  = -lm -pthread
-LOADGEN_DEPS  = $(LOADGEN_SRCS) $(LOADGEN_HDRS) $(LOADGEN_LOOPS) $(SHIM)/sys/event.h
+LOADGEN_DEPS  = $(LOADGEN_SRCS) $(LOADGEN_HDRS) $(LOADGEN_LOOPS) $(LOADGEN_READERS) \
+                $(SHIM)/sys/event.h
 
 # Shell tests of what CC compiles for (the target, which a cross compiler
 # such as `zig cc -target aarch64-macos` makes another system than this
 # one): FOR_LINUX, true for Linux; HAS_EVENT_H, true where <sys/event.h>
 # exists. These two decide the event loop, here and nowhere else in the
-# scripts; CMake decides the same way in clients/CMakeLists.txt.
+# scripts; CMake decides the same way in clients/CMakeLists.txt. READER
+# names the process reader for the target (clients/proc_<os>.c), as CMake
+# picks it by system name.
 FOR_LINUX   = printf '\#ifndef __linux__\n\#error not Linux\n\#endif\n' | \
               $(CC) -E -x c - >/dev/null 2>&1
 HAS_EVENT_H = printf '\#include <sys/types.h>\n\#include <sys/event.h>\n' | \
               $(CC) -E -x c - >/dev/null 2>&1
 
+READER      = printf '%s\n' '\#if defined(__linux__)' proc_linux.c '\#elif defined(__APPLE__)' \
+              proc_macos.c '\#elif defined(__FreeBSD__)' proc_freebsd.c '\#else' \
+              proc_portable.c '\#endif' | $(CC) -E -P -x c - 2>/dev/null | grep '^proc_'
+
 $(LOADGEN_DIR)/loadgen: $(LOADGEN_DEPS)
 	@if $(FOR_LINUX); then loop=epoll; \
 	elif $(HAS_EVENT_H); then loop=kqueue; else loop=poll; fi; \
+	reader=`$(READER)`; \
 	echo "building the load client ($$loop event loop): $@"; \
 	mkdir -p $(LOADGEN_DIR) && \
 	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) -o $@ $(LOADGEN_SRCS) $(C)/loop_$$loop.c \
-	    $(LDFLAGS) $(LOADGEN_LIBS)
+	    $(C)/$$reader $(LDFLAGS) $(LOADGEN_LIBS)
 
 $(LOADGEN_DIR)/loadgen-kqueue: $(LOADGEN_DEPS)
 	@if $(HAS_EVENT_H); then shim=""; how=""; \
 	else shim="-idirafter $(SHIM)"; how=", through the kqueue shim"; fi; \
+	reader=`$(READER)`; \
 	echo "building the load client (kqueue event loop$$how): $@"; \
 	mkdir -p $(LOADGEN_DIR) && \
 	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) $$shim -o $@ $(LOADGEN_SRCS) $(C)/loop_kqueue.c \
-	    $(LDFLAGS) $(LOADGEN_LIBS)
+	    $(C)/$$reader $(LDFLAGS) $(LOADGEN_LIBS)

@@ -38,6 +38,13 @@
  * LADDER_FORCE_PORTABLE=1 in the environment makes a Linux build take the
  * off-Linux path of the whole client (proc_forced_portable): here, no
  * /proc-derived figure at all, every one null.
+ *
+ * One reader per system, chosen by the build beside proc.c (which holds
+ * what they share): proc_linux.c, proc_macos.c, proc_freebsd.c, and
+ * proc_portable.c anywhere else, which leaves the client's figures unknown
+ * and reads single processes through ps(1) for the test harness. The last
+ * section below is the harness's: the black-box tests watch the servers
+ * through the same readers.
  */
 #ifndef LOADGEN_PROC_H
 #define LOADGEN_PROC_H
@@ -109,5 +116,69 @@ typedef struct {
 } proc_kernel_t;
 
 void proc_kernel_memory(proc_kernel_t *out);
+
+/* ---- single processes, for the test harness (tests/harness.c) ----------- */
+
+/* What some reader cannot see; proc_lacks() says why. */
+typedef enum {
+    PROC_THREADS,      /* a process's thread count */
+    PROC_FDS,          /* its open descriptors: count, lowest free, targets */
+    PROC_FD_LIMIT,     /* its RLIMIT_NOFILE, read from outside */
+    PROC_SET_FD_LIMIT, /* ... and changed from outside (prlimit) */
+    PROC_SIGNALS,      /* the signals it catches */
+    PROC_FINE_CPU,     /* CPU time finer than a second */
+    PROC_DEATH_SIGNAL, /* a child's death signal when its parent dies */
+} proc_feature_t;
+
+/* NULL when this reader reads `what`; else why not, in a few words. */
+const char *proc_lacks(proc_feature_t what);
+
+/* The reader compiled in: "/proc", "libproc", "kern.proc sysctl" or "ps(1)". */
+const char *proc_reader(void);
+
+typedef struct {
+    long pid, ppid, pgid;
+    char state;                 /* 'R' runs, 'S' sleeps, 'T' stopped, 'Z' zombie, ... */
+    unsigned long long started; /* start time in the reader's unit: pid and
+                                   start time name a process across pid reuse */
+    long threads;               /* -1: unknown */
+    long rss_kb;                /* -1: unknown */
+    double cpu_s;               /* user + system so far, all threads; -1: unknown */
+} proc_info_t;
+
+/* One process (a zombie too, with what is left of it). false: gone or unreadable. */
+bool proc_info(long pid, proc_info_t *out);
+
+/* Every process on the machine, malloc'ed, *count of them; NULL on failure. */
+proc_info_t *proc_list(size_t *count);
+
+/* Open descriptors of pid; *lowest_free (if not NULL) the number its next
+ * open() would get. -1: gone or unreadable (see PROC_FDS). */
+int proc_open_fds(long pid, int *lowest_free);
+
+/* What descriptor fd of pid refers to ("/dev/null", ...). false: unknown. */
+bool proc_fd_target(long pid, int fd, char *out, size_t size);
+
+/* pid's RLIMIT_NOFILE. false: unknown (see PROC_FD_LIMIT). */
+bool proc_fd_limit(long pid, long *soft, long *hard);
+
+/* Set it from outside: 0, or an errno (ENOSYS: no way here; EPERM: a
+ * raised hard limit needs root). */
+int proc_set_fd_limit(long pid, long soft, long hard);
+
+/* 1: pid catches sig, 0: it does not, -1: unknown (see PROC_SIGNALS). */
+int proc_catches(long pid, int sig);
+
+/*
+ * Process control that only some systems have. Where it is missing the
+ * harness does without: a child started from the harness's fork, before
+ * exec, asks to die with its parent (Linux: PR_SET_PDEATHSIG, FreeBSD:
+ * PROC_PDEATHSIG_CTL; elsewhere false, see PROC_DEATH_SIGNAL, and a
+ * watchdog kills its process group instead); the harness asks
+ * that its children's orphans come back to it (Linux's child subreaper,
+ * FreeBSD's reaper; elsewhere false, and init reaps them).
+ */
+bool proc_die_with_parent(int sig);
+bool proc_adopt_orphans(void);
 
 #endif /* LOADGEN_PROC_H */

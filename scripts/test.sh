@@ -107,10 +107,13 @@ summary() {
 }
 
 # configure PRESET: only when the tree has none yet (a build reconfigures
-# itself when a CMakeLists.txt changed).
+# itself when a CMakeLists.txt changed), or was configured for the other
+# path: LADDER_FORCE_PORTABLE=1 has the tests take the off-Linux one.
 configure() {
-    [ -f "build/$1/CMakeCache.txt" ] && return 0
-    cmake --preset "$1" >/dev/null
+    local forced=OFF
+    [ "${LADDER_FORCE_PORTABLE:-0}" = 1 ] && forced=ON
+    grep -qx "LADDER_FORCE_PORTABLE:BOOL=$forced" "build/$1/CMakeCache.txt" 2>/dev/null && return 0
+    cmake --preset "$1" -DLADDER_FORCE_PORTABLE=$forced >/dev/null
 }
 build() { configure "$1" && cmake --build --preset "$1" -j "$build_jobs"; }
 

@@ -4,8 +4,6 @@
  */
 #include "harness.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +28,7 @@ extern char **environ;
 /* ======================================================================== */
 
 int harness_failures = 0;
+int harness_skips = 0;
 
 bool expect(bool ok, const char *fmt, ...)
 {
@@ -57,11 +55,79 @@ void note(const char *fmt, ...)
     fflush(stdout);
 }
 
+bool unseen(proc_feature_t what, const char *check)
+{
+    const char *why = proc_lacks(what);
+    if (!why)
+        return false;
+    printf("  %-5s %s: not on this platform's path (%s reads processes: %s)\n", "skip", check,
+           proc_reader(), why);
+    fflush(stdout);
+    harness_skips++;
+    return true;
+}
+
+bool skip_check(const char *check, const char *fmt, ...)
+{
+    va_list ap;
+    printf("  %-5s %s: ", "skip", check);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    harness_skips++;
+    return true;
+}
+
+void skip_test(const char *fmt, ...)
+{
+    va_list ap;
+    printf("skipped: ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    exit(harness_failures ? 1 : HARNESS_SKIPPED);
+}
+
+void skip_test_unless(proc_feature_t what, const char *needs)
+{
+    const char *why = proc_lacks(what);
+    if (why)
+        skip_test("not on this platform's path: the test needs %s, and %s reads processes "
+                  "here (%s)", needs, proc_reader(), why);
+}
+
+const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGKILL: return "KILL";
+    case SIGHUP: return "HUP";
+    case SIGQUIT: return "QUIT";
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    case SIGSTOP: return "STOP";
+    case SIGCONT: return "CONT";
+    case SIGCHLD: return "CHLD";
+    case SIGWINCH: return "WINCH";
+    default: return "?";
+    }
+}
+
 double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool cpu_seen(double share)
+{
+    return share != CPU_UNSEEN;
 }
 
 void sleep_s(double seconds)
@@ -222,21 +288,16 @@ static char **environment_for_child(const char *extra, char **owned)
 /* Close every descriptor >= lowest (async-signal-safe: only syscalls). */
 static void close_from(int lowest)
 {
+#if defined(__linux__)
     if (close_range((unsigned)lowest, ~0u, 0) == 0)
         return;
-    struct rlimit rl; /* kernels before 5.9: close them one by one */
+#endif
+    struct rlimit rl; /* elsewhere, or kernels before 5.9: close them one by one */
     long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (long)rl.rlim_cur : 65536;
     for (long fd = lowest; fd < max; fd++)
         close((int)fd);
 }
 
-/*
- * In the child, between fork() and exec: its own process group (so the test
- * can signal it and everything it forks without touching anyone else), death
- * with its parent, default signal dispositions (an ignored SIGPIPE would
- * survive exec and hide a server that forgot to ignore it), the limits the
- * test asked for, and no descriptor but stdin, stdout and stderr.
- */
 /* The inherited state a launch_t asks for (after the defaults are set). */
 static void inherit_stop_signals(int how)
 {
@@ -252,12 +313,21 @@ static void inherit_stop_signals(int how)
         sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/*
+ * In the child, between fork() and exec: its own process group (so the test
+ * can signal it and everything it forks without touching anyone else), death
+ * with its parent (where the system has a death signal; elsewhere the
+ * watchdog below kills the group), default signal dispositions (an ignored
+ * SIGPIPE would survive exec and hide a server that forgot to ignore it),
+ * the limits the test asked for, and no descriptor but stdin, stdout and
+ * stderr.
+ */
 static void exec_child(const char *binary, char **argv, char **envp, int out_fd,
                        int err_fd, const launch_t *how, pid_t parent)
 {
     long nofile = how->nofile;
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    proc_die_with_parent(SIGTERM);
     if (getppid() != parent)
         _exit(127);
     struct sigaction dfl;
@@ -288,19 +358,100 @@ typedef struct {
     int err_fd; /* the child's stderr, an unlinked file */
 } spawned_t;
 
+int pipe_cloexec(int fds[2])
+{
+    if (pipe(fds) < 0)
+        return -1;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+/*
+ * Where a child cannot be given a death signal (macOS, and the portable
+ * path), a watchdog process kills the servers' process groups when this
+ * process ends, however it ends (a time-out's SIGKILL included): it holds
+ * the read end of a pipe that only we can write, and our death closes the
+ * write end. Each message is a group id, negative once the group is gone
+ * (so that the watchdog never signals a group id the system reused).
+ * It runs in a session of its own, out of reach of whatever kills ours.
+ */
+#define WATCHED_MAX 256
+static int watchdog_fd = -1;
+
+static void close_from(int lowest);
+
+static void watchdog_main(int in)
+{
+    pid_t groups[WATCHED_MAX];
+    size_t n = 0;
+    pid_t msg;
+    setsid();
+    /* Nothing of ours kept open: not a client's socket, not ctest's pipes. */
+    int null = open("/dev/null", O_RDWR);
+    dup2(in, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    close_from(3);
+    in = STDIN_FILENO;
+    while (read(in, &msg, sizeof msg) == (ssize_t)sizeof msg) {
+        if (msg > 0 && n < WATCHED_MAX)
+            groups[n++] = msg;
+        for (size_t i = 0; msg < 0 && i < n; i++)
+            if (groups[i] == -msg)
+                groups[i--] = groups[--n];
+    }
+    for (size_t i = 0; i < n; i++)
+        kill(-groups[i], SIGKILL);
+    _exit(0);
+}
+
+static void watch_group(pid_t pgrp)
+{
+    if (watchdog_fd < 0 && proc_lacks(PROC_DEATH_SIGNAL)) {
+        int p[2];
+        if (pipe_cloexec(p) < 0)
+            return;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[1]);
+            watchdog_main(p[0]);
+        }
+        close(p[0]);
+        if (pid < 0) {
+            close(p[1]);
+            return;
+        }
+        watchdog_fd = p[1];
+        note("(no death signal here, %s: a watchdog, pid %d, kills the servers' groups if "
+             "this test dies)", proc_lacks(PROC_DEATH_SIGNAL), (int)pid);
+    }
+    if (watchdog_fd >= 0)
+        (void)!write(watchdog_fd, &pgrp, sizeof pgrp);
+}
+
+/* The group is gone: the watchdog forgets it. */
+static void unwatch_group(pid_t pgrp)
+{
+    pid_t msg = -pgrp;
+    if (watchdog_fd >= 0)
+        (void)!write(watchdog_fd, &msg, sizeof msg);
+}
+
 /* fork + exec `argv` with stdout on a pipe and stderr in a temporary file. */
 static bool spawn(char **argv, const launch_t *how, spawned_t *sp)
 {
     int out[2];
     char path[] = "/tmp/ladder-test-stderr-XXXXXX";
-    if (pipe2(out, O_CLOEXEC) < 0)
-        return expect(false, "pipe2: %s", strerror(errno));
-    int err_fd = mkostemp(path, O_CLOEXEC);
+    if (pipe_cloexec(out) < 0)
+        return expect(false, "pipe: %s", strerror(errno));
+    int err_fd = mkstemp(path);
     if (err_fd < 0) {
         close(out[0]);
         close(out[1]);
-        return expect(false, "mkostemp: %s", strerror(errno));
+        return expect(false, "mkstemp: %s", strerror(errno));
     }
+    fcntl(err_fd, F_SETFD, FD_CLOEXEC);
     unlink(path); /* nothing to clean up, whatever happens */
     char *owned = NULL;
     char **envp = environment_for_child(how->asan_options, &owned);
@@ -318,6 +469,7 @@ static bool spawn(char **argv, const launch_t *how, spawned_t *sp)
         return expect(false, "fork: %s", strerror(saved));
     }
     setpgid(pid, pid); /* also here, so it holds before either side runs on */
+    watch_group(pid);
     *sp = (spawned_t){.pid = pid, .out_fd = out[0], .err_fd = err_fd};
     return true;
 }
@@ -385,8 +537,9 @@ int free_port(void)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 &&
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
         getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
         port = ntohs(sa.sin_port);
     if (fd >= 0)
@@ -401,7 +554,7 @@ static bool await_accepting(server_t *s, int port)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     while (now_s() < deadline && server_alive(s)) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
         bool up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
         if (fd >= 0)
             close(fd);
@@ -477,7 +630,7 @@ static bool wait_for_exit(server_t *s, double timeout_s)
     return s->reaped;
 }
 
-/* Members of process group `pgrp`, from /proc (for a failure message). */
+/* Members of process group `pgrp` (for a failure message). */
 static void list_group(pid_t pgrp, char *out, size_t size);
 
 /*
@@ -532,12 +685,12 @@ bool server_stop_with(server_t *s, int sig)
     bool ok;
     if (!wait_for_exit(s, STOP_TIMEOUT_S)) {
         ok = expect(false, "still running %.0f s after SIG%s (killed with SIGKILL)",
-                    STOP_TIMEOUT_S, sigabbrev_np(sig));
+                    STOP_TIMEOUT_S, signal_name(sig));
         kill(-s->pid, SIGKILL);
         wait_for_exit(s, STOP_TIMEOUT_S);
     } else {
         ok = expect(WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0,
-                    "SIG%s -> %s after %.2f s (want status 0)", sigabbrev_np(sig),
+                    "SIG%s -> %s after %.2f s (want status 0)", signal_name(sig),
                     describe_status(s->status, how, sizeof how), now_s() - start);
     }
     ok &= check_group_gone(s);
@@ -565,6 +718,8 @@ void server_cleanup(server_t *s)
                 sleep_s(0.01);
         }
     }
+    if (s->pid > 0 && kill(-s->pid, 0) < 0 && errno == ESRCH)
+        unwatch_group(s->pid);
     if (s->out_fd >= 0)
         close(s->out_fd);
     if (s->err_fd >= 0)
@@ -604,6 +759,8 @@ bool run_to_exit(const char *binary, const char *const *args, double timeout_s,
         kill(-s.pid, SIGKILL);
         wait_for_exit(&s, STOP_TIMEOUT_S);
     }
+    if (kill(-s.pid, 0) < 0 && errno == ESRCH)
+        unwatch_group(s.pid);
     close(s.out_fd);
     close(s.err_fd);
     return r->out && r->err;
@@ -617,254 +774,135 @@ void run_result_free(run_result_t *r)
 }
 
 /* ======================================================================== */
-/* /proc                                                                    */
+/* the server seen from outside                                             */
 /* ======================================================================== */
 
-/* The fields of /proc/PID/stat the tests use (see proc(5)). */
-typedef struct {
-    char state;
-    pid_t ppid, pgrp;
-    unsigned long utime, stime; /* clock ticks */
-    unsigned long long start_time;
-} proc_stat_t;
-
-static bool read_stat(pid_t pid, proc_stat_t *st)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    /* The command name is in parentheses and may itself hold spaces or ')'. */
-    char *after_name = strrchr(buf, ')');
-    if (!after_name)
-        return false;
-    int ppid, pgrp;
-    int got = sscanf(after_name + 2,
-                     "%c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %llu",
-                     &st->state, &ppid, &pgrp, &st->utime, &st->stime, &st->start_time);
-    st->ppid = ppid;
-    st->pgrp = pgrp;
-    return got == 6;
-}
-
-/* Call visit() for every process in /proc; stops early if it returns false. */
-static void for_each_process(bool (*visit)(pid_t pid, const proc_stat_t *st, void *ctx),
-                             void *ctx)
-{
-    DIR *dir = opendir("/proc");
-    struct dirent *d;
-    proc_stat_t st;
-    while (dir && (d = readdir(dir)) != NULL) {
-        if (!isdigit((unsigned char)d->d_name[0]))
-            continue;
-        pid_t pid = (pid_t)atoi(d->d_name);
-        if (read_stat(pid, &st) && !visit(pid, &st, ctx))
-            break;
-    }
-    if (dir)
-        closedir(dir);
-}
-
-/* A number from a "Key:   value" line of /proc/PID/status, or -1. */
-static long status_field(pid_t pid, const char *key)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    long value = -1;
-    size_t klen = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-            value = strtol(line + klen + 1, NULL, 10);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return value;
-}
+/* Everything here goes through clients/proc.h's reader for this system. */
 
 int proc_fd_count(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return -1;
-    int count = 0;
-    struct dirent *d;
-    while ((d = readdir(dir)) != NULL)
-        count += d->d_name[0] != '.';
-    closedir(dir);
-    return count;
+    return proc_open_fds(pid, NULL);
 }
 
 int proc_lowest_free_fd(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return -1;
-    enum { MAX_SEEN = 4096 };
-    static bool used[MAX_SEEN];
-    memset(used, 0, sizeof used);
-    struct dirent *d;
-    while ((d = readdir(dir)) != NULL) {
-        long fd = d->d_name[0] != '.' ? strtol(d->d_name, NULL, 10) : -1;
-        if (fd >= 0 && fd < MAX_SEEN)
-            used[fd] = true;
-    }
-    closedir(dir);
-    int fd = 0;
-    while (fd < MAX_SEEN && used[fd])
-        fd++;
-    return fd;
+    int lowest;
+    return proc_open_fds(pid, &lowest) < 0 ? -1 : lowest;
 }
 
 bool proc_nofile(pid_t pid, long *soft, long *hard)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
-    FILE *f = fopen(path, "re");
-    bool found = false;
-    while (f && !found && fgets(line, sizeof line, f))
-        if (strncmp(line, "Max open files", 14) == 0) {
-            char *end;
-            *soft = strtol(line + 14, &end, 10);
-            *hard = strtol(end, NULL, 10);
-            found = true;
-        }
-    if (f)
-        fclose(f);
-    return found;
+    return proc_fd_limit(pid, soft, hard);
 }
 
 int set_nofile(pid_t pid, long soft, long hard)
 {
-    struct rlimit rl = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
-    return prlimit(pid, RLIMIT_NOFILE, &rl, NULL) == 0 ? 0 : errno;
+    return proc_set_fd_limit(pid, soft, hard);
 }
 
 int proc_thread_count(pid_t pid)
 {
-    return (int)status_field(pid, "Threads");
+    proc_info_t p;
+    return proc_info(pid, &p) ? (int)p.threads : -1;
 }
 
 long proc_rss_kib(pid_t pid)
 {
-    return status_field(pid, "VmRSS");
+    proc_info_t p;
+    return proc_info(pid, &p) ? p.rss_kb : -1;
 }
 
 double proc_cpu_s(pid_t pid)
 {
-    proc_stat_t st;
-    if (!read_stat(pid, &st))
-        return -1;
-    return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
+    proc_info_t p;
+    return proc_info(pid, &p) ? p.cpu_s : -1;
 }
 
 char proc_state(pid_t pid)
 {
-    proc_stat_t st;
-    return read_stat(pid, &st) ? st.state : 0;
+    proc_info_t p;
+    return proc_info(pid, &p) ? p.state : 0;
 }
 
 typedef struct {
-    pid_t parent;
-    int live, zombies;
-    proc_id_t *list;
-    int max, listed;
+    int live, zombies, listed;
     long max_rss;
 } child_scan_t;
 
-static bool count_child(pid_t pid, const proc_stat_t *st, void *ctx)
+/* One pass over the process table for parent's children. */
+static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
 {
-    child_scan_t *scan = ctx;
-    if (st->ppid != scan->parent)
-        return true;
-    if (st->state == 'Z') {
-        scan->zombies++;
-        return true;
+    child_scan_t scan = {0};
+    size_t n;
+    proc_info_t *all = proc_list(&n);
+    if (!all || n == 0) { /* never empty: we are in it; so unreadable */
+        free(all);
+        return (child_scan_t){.live = -1, .zombies = -1, .listed = 0, .max_rss = -1};
     }
-    scan->live++;
-    if (scan->list && scan->listed < scan->max)
-        scan->list[scan->listed++] = (proc_id_t){.pid = pid, .start_time = st->start_time};
-    if (scan->max_rss >= 0) {
-        long rss = proc_rss_kib(pid);
-        if (rss > scan->max_rss)
-            scan->max_rss = rss;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].ppid != parent)
+            continue;
+        if (all[i].state == 'Z') {
+            scan.zombies++;
+            continue;
+        }
+        scan.live++;
+        if (list && scan.listed < max)
+            list[scan.listed++] =
+                (proc_id_t){.pid = (pid_t)all[i].pid, .start_time = all[i].started};
+        if (all[i].rss_kb > scan.max_rss)
+            scan.max_rss = all[i].rss_kb;
     }
-    return true;
-}
-
-static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max, bool rss)
-{
-    child_scan_t scan = {.parent = parent, .list = list, .max = max, .max_rss = rss ? 0 : -1};
-    for_each_process(count_child, &scan);
+    free(all);
     return scan;
 }
 
 int proc_live_children(pid_t parent)
 {
-    return scan_children(parent, NULL, 0, false).live;
+    return scan_children(parent, NULL, 0).live;
 }
 
 int proc_zombie_children(pid_t parent)
 {
-    return scan_children(parent, NULL, 0, false).zombies;
+    return scan_children(parent, NULL, 0).zombies;
 }
 
 int proc_list_children(pid_t parent, proc_id_t *out, int max)
 {
-    return scan_children(parent, out, max, false).listed;
+    return scan_children(parent, out, max).listed;
 }
 
 bool proc_still_exists(const proc_id_t *p)
 {
-    proc_stat_t st;
-    return read_stat(p->pid, &st) && st.start_time == p->start_time;
+    proc_info_t now;
+    return proc_info(p->pid, &now) && now.started == p->start_time;
 }
 
 long proc_max_rss_kib_with_children(pid_t pid)
 {
     long own = proc_rss_kib(pid);
-    long children = scan_children(pid, NULL, 0, true).max_rss;
+    long children = scan_children(pid, NULL, 0).max_rss;
     return own > children ? own : children;
 }
 
-typedef struct {
-    pid_t pgrp;
-    char *out;
-    size_t size, len;
-} group_list_t;
-
-static bool add_group_member(pid_t pid, const proc_stat_t *st, void *ctx)
-{
-    group_list_t *g = ctx;
-    if (st->pgrp == g->pgrp && g->len + 16 < g->size)
-        g->len += (size_t)snprintf(g->out + g->len, g->size - g->len, "%s%d(%c)",
-                                   g->len ? " " : "", (int)pid, st->state);
-    return true;
-}
-
+/* "pid(state) ..." for the members of process group pgrp. */
 static void list_group(pid_t pgrp, char *out, size_t size)
 {
-    group_list_t g = {.pgrp = pgrp, .out = out, .size = size};
+    size_t n, len = 0;
+    proc_info_t *all = proc_list(&n);
     out[0] = '\0';
-    for_each_process(add_group_member, &g);
+    for (size_t i = 0; all && i < n; i++)
+        if (all[i].pgid == pgrp && len + 16 < size)
+            len += (size_t)snprintf(out + len, size - len, "%s%ld(%c)", len ? " " : "",
+                                    all[i].pid, all[i].state);
+    free(all);
 }
 
 int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s)
 {
     double deadline = now_s() + timeout_s;
     int value = probe(pid);
-    while (value != target && now_s() < deadline) {
+    while (value != target && value != -1 && now_s() < deadline) { /* -1: gone, or unseen */
         sleep_s(0.02);
         value = probe(pid);
     }
@@ -873,6 +911,10 @@ int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s)
 
 double cpu_share_over(pid_t pid, double seconds)
 {
+    if (unseen(PROC_FINE_CPU, "a CPU share")) {
+        sleep_s(seconds); /* the wait itself may be part of the test */
+        return CPU_UNSEEN;
+    }
     double cpu0 = proc_cpu_s(pid), t0 = now_s();
     sleep_s(seconds);
     double cpu1 = proc_cpu_s(pid), t1 = now_s();
@@ -883,16 +925,7 @@ double cpu_share_over(pid_t pid, double seconds)
 
 bool proc_catches_signal(pid_t pid, int sig)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    unsigned long long mask = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "SigCgt:", 7) == 0)
-            mask = strtoull(line + 7, NULL, 16);
-    if (f)
-        fclose(f);
-    return (mask >> (sig - 1)) & 1;
+    return proc_catches(pid, sig) == 1;
 }
 
 /* ======================================================================== */
@@ -903,11 +936,13 @@ bool proc_catches_signal(pid_t pid, int sig)
 
 int client_connect(int port, int rcvbuf)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) {
         note("socket: %s", strerror(errno));
         return -1;
     }
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (rcvbuf > 0)

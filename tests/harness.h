@@ -3,7 +3,9 @@
  *
  * The tests treat every rung as a black box: they start the real binary,
  * talk to it over loopback TCP like any client would, and look at it only
- * through /proc and its exit status. Nothing here knows how a rung works.
+ * from outside (its descriptors, threads, memory, children and CPU time,
+ * read by the load client's reader for this system, clients/proc.h) and
+ * through its exit status. Nothing here knows how a rung works.
  *
  * Sections, in the order a test uses them:
  *   reporting    expect() prints one line per check and counts failures
@@ -11,25 +13,39 @@
  *   servers      start with -p 0, read the port, stop with SIGTERM and check
  *                that it exited 0, left no process behind and no sanitizer
  *                report on stderr
- *   /proc        fd count, threads, children, CPU time, resident memory
+ *   outside      fd count, threads, children, CPU time, resident memory
  *   clients      connect, reset, push until the peer stops reading
  *   echo engine  many connections at once, writing and reading concurrently
  *                through poll(), every byte verified
  *
- * Linux only (/proc, prctl). Loopback only. Every wait has a time-out, so a
- * hung server turns into a failed check rather than a hung test.
+ * Linux, macOS and FreeBSD. What a system's reader cannot see (proc_lacks:
+ * a Mac cannot read another process's fd limit; the portable reader, ps(1),
+ * sees no descriptors) turns the check into a "skip" line, never a pass;
+ * a test that needs it as a whole exits 77 (ctest: skipped), saying why.
+ * Where a child cannot be given a death signal, a watchdog process kills
+ * the servers' process groups when the test ends, however it ends.
+ * Loopback only. Every wait has a time-out, so a hung server turns into a
+ * failed check rather than a hung test.
  */
 #ifndef LADDER_HARNESS_H
 #define LADDER_HARNESS_H
 
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* pipe2, mkostemp, SOCK_CLOEXEC, prctl */
+#define _GNU_SOURCE /* close_range, and POSIX under strict -std=c11 (Linux) */
 #endif
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+
+#include "../clients/proc.h"
+
+/* macOS has no MSG_NOSIGNAL: every test program ignores SIGPIPE instead. */
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
@@ -44,6 +60,35 @@ bool expect(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 
 /* Print a figure or a step, indented under the checks. */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Checks left out on this platform so far: each printed as a "skip" line. */
+extern int harness_skips;
+
+/*
+ * True if this system's reader cannot see `what`: then it prints
+ * "  skip  <check>: ... (why)" and the caller leaves the check out.
+ */
+bool unseen(proc_feature_t what, const char *check);
+
+/* Print "  skip  <check>: <why>" and return true, for other reasons. */
+bool skip_check(const char *check, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The whole test cannot run here: print "skipped: <why>" and exit 77
+ * (ctest's SKIP_RETURN_CODE), or 1 if a check has failed already. Call it
+ * before starting a server (else the death signal or watchdog ends it).
+ */
+#define HARNESS_SKIPPED 77
+void skip_test(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* skip_test() where this system's reader lacks `what`; `needs` says what for. */
+void skip_test_unless(proc_feature_t what, const char *needs);
+
+/* "TERM", "INT", ...: a signal's name without SIG (sigabbrev_np is glibc's). */
+const char *signal_name(int sig);
+
+/* pipe(2), both ends close-on-exec (pipe2 is not on macOS). */
+int pipe_cloexec(int fds[2]);
 
 double now_s(void); /* CLOCK_MONOTONIC, in seconds */
 void sleep_s(double seconds);
@@ -130,9 +175,10 @@ void run_result_free(run_result_t *r);
 /* "AddressSanitizer", "runtime error:", ... if text holds a report, else NULL. */
 const char *sanitizer_report_in(const char *text);
 
-/* ---- /proc ------------------------------------------------------------- */
+/* ---- the server seen from outside --------------------------------------- */
 
-/* Each returns -1 if the process is gone or the file unreadable. */
+/* Each returns -1 if the process is gone or this system's reader cannot
+ * see the figure (see unseen()). */
 int proc_fd_count(pid_t pid);
 int proc_lowest_free_fd(pid_t pid);  /* the fd number its next open() would get */
 int proc_thread_count(pid_t pid);
@@ -160,17 +206,26 @@ long proc_max_rss_kib_with_children(pid_t pid);
  */
 int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s);
 
-/* Share of one CPU the process used over the next `seconds` (0.0 .. n). */
+/*
+ * Share of one CPU the process used over the next `seconds` (0.0 .. n), -1
+ * if it is gone. CPU_UNSEEN where this system's reader counts CPU time in
+ * whole seconds (the portable one on Linux: procps' ps): it has then
+ * printed a skip line and slept `seconds`, and the caller leaves its check
+ * out (cpu_seen()).
+ */
+#define CPU_UNSEEN (-2.0)
 double cpu_share_over(pid_t pid, double seconds);
+bool cpu_seen(double share);
 
-/* Signals the process catches, from SigCgt in /proc/PID/status. */
+/* Signals the process catches (PROC_SIGNALS). */
 bool proc_catches_signal(pid_t pid, int sig);
 
-/* Its RLIMIT_NOFILE, from /proc/PID/limits; false if unreadable. */
+/* Its RLIMIT_NOFILE (PROC_FD_LIMIT); false if unreadable. */
 bool proc_nofile(pid_t pid, long *soft, long *hard);
 
-/* prlimit(2) on another process: 0, or the errno (EPERM: raising a hard
- * limit needs root, CAP_SYS_RESOURCE). */
+/* Set another process's RLIMIT_NOFILE (prlimit(2) on Linux; PROC_SET_FD_LIMIT):
+ * 0, or the errno (EPERM: raising a hard limit needs root, CAP_SYS_RESOURCE;
+ * ENOSYS: no way here). */
 int set_nofile(pid_t pid, long soft, long hard);
 
 /* ---- clients ----------------------------------------------------------- */

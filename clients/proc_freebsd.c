@@ -1,0 +1,304 @@
+/*
+ * proc_freebsd.c - proc.h's reader for FreeBSD: the kern.proc sysctls
+ * (kinfo_proc for processes, kinfo_file for descriptors, rlimit for limits)
+ * and procctl(2) for a reaper and a death signal.
+ */
+#include "proc_os.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/param.h>
+#include <sys/procctl.h>
+#include <sys/resource.h>
+#include <sys/sysctl.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+/*
+ * Every process on the machine (KERN_PROC_PROC: one entry per process, not
+ * per thread); malloc'ed. The table can grow between the two calls, hence
+ * the margin and the retry on ENOMEM.
+ */
+static struct kinfo_proc *all_processes(size_t *count)
+{
+    int mib[3] = {CTL_KERN, KERN_PROC, KERN_PROC_PROC};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        size_t len = 0;
+        if (sysctl(mib, 3, NULL, &len, NULL, 0) < 0)
+            return NULL;
+        len += len / 4 + sizeof(struct kinfo_proc);
+        struct kinfo_proc *kp = malloc(len);
+        if (!kp)
+            return NULL;
+        if (sysctl(mib, 3, kp, &len, NULL, 0) == 0) {
+            *count = len / sizeof *kp;
+            return kp;
+        }
+        free(kp);
+        if (errno != ENOMEM)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Whether pid is root or descends from it, following ki_ppid up the table. */
+static bool in_tree(const struct kinfo_proc *kp, size_t n, pid_t pid, pid_t root)
+{
+    for (int depth = 0; depth < 64 && pid > 1; depth++) {
+        if (pid == root)
+            return true;
+        pid_t parent = -1;
+        for (size_t i = 0; i < n && parent < 0; i++)
+            if (kp[i].ki_pid == pid)
+                parent = kp[i].ki_ppid;
+        pid = parent;
+    }
+    return pid == root;
+}
+
+/* The tree's entries, moved to the front of the table; how many. */
+static size_t select_tree(struct kinfo_proc *kp, size_t n, long root)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool mine = kp[i].ki_pid == (pid_t)root || kp[i].ki_ppid == (pid_t)root ||
+                    in_tree(kp, n, kp[i].ki_ppid, (pid_t)root);
+        if (mine) {
+            struct kinfo_proc keep = kp[i];
+            kp[kept++] = keep;
+        }
+    }
+    return kept;
+}
+
+int proc_tree_memory(long pid, proc_memory_t *out)
+{
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    *out = (proc_memory_t){.pss_kb = -1, .footprint_kb = -1};
+    size_t kept = kp ? select_tree(kp, n, pid) : 0;
+    long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    for (size_t i = 0; i < kept; i++) {
+        out->procs++;
+        out->threads += kp[i].ki_numthreads;
+        out->rss_kb += (long)kp[i].ki_rssize * page_kb;
+    }
+    free(kp);
+    if (out->procs > 0)
+        return 0;
+    *out = PROC_UNKNOWN_MEMORY;
+    return -1;
+}
+
+static int by_ki_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct kinfo_proc *)a)->ki_pid, y = ((const struct kinfo_proc *)b)->ki_pid;
+    return (x > y) - (x < y);
+}
+
+/* ki_runtime: the process's run time over all its threads, in microseconds. */
+int proc_tree_cpu(long pid, proc_cpu_t *out)
+{
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    size_t kept = kp ? select_tree(kp, n, pid) : 0;
+    if (kept == 0 || proc_cpu_alloc(out, kept) < 0) {
+        free(kp);
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
+    qsort(kp, kept, sizeof *kp, by_ki_pid);
+    for (size_t i = 0; i < kept; i++) {
+        out->pids[i] = kp[i].ki_pid;
+        out->ns[i] = (uint64_t)kp[i].ki_runtime * 1000u;
+        out->icsw[i] = (uint64_t)kp[i].ki_rusage.ru_nivcsw;
+        out->csw[i] = (uint64_t)kp[i].ki_rusage.ru_nvcsw + out->icsw[i];
+    }
+    out->count = kept;
+    out->switches = out->involuntary = true;
+    free(kp);
+    return 0;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    *out = (proc_kernel_t){-1, -1, -1};
+}
+
+/* ---- single processes, for the test harness ---------------------------- */
+
+const char *proc_lacks(proc_feature_t what)
+{
+    (void)what;
+    return NULL;
+}
+
+const char *proc_reader(void)
+{
+    return "kern.proc sysctl";
+}
+
+static char state_letter(char stat)
+{
+    switch (stat) {
+    case SRUN: return 'R';
+    case SSTOP: return 'T';
+    case SZOMB: return 'Z';
+    case SIDL: return 'I';
+    case SLOCK: return 'D';
+    default: return 'S'; /* SSLEEP, SWAIT */
+    }
+}
+
+static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
+{
+    *out = (proc_info_t){
+        .pid = kp->ki_pid, .ppid = kp->ki_ppid, .pgid = kp->ki_pgid,
+        .state = state_letter(kp->ki_stat),
+        .started = (unsigned long long)kp->ki_start.tv_sec * 1000000u +
+                   (unsigned long long)kp->ki_start.tv_usec,
+        .threads = kp->ki_numthreads,
+        .rss_kb = (long)kp->ki_rssize * (sysconf(_SC_PAGESIZE) / 1024),
+        .cpu_s = (double)kp->ki_runtime / 1e6};
+}
+
+bool proc_info(long pid, proc_info_t *out)
+{
+    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
+    struct kinfo_proc kp;
+    size_t len = sizeof kp;
+    if (sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+        return false;
+    fill_info(&kp, out);
+    return true;
+}
+
+proc_info_t *proc_list(size_t *count)
+{
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    proc_info_t *all = kp ? malloc((n ? n : 1) * sizeof *all) : NULL;
+    for (size_t i = 0; all && i < n; i++)
+        fill_info(&kp[i], &all[i]);
+    free(kp);
+    *count = all ? n : 0;
+    return all;
+}
+
+/* pid's descriptors: kinfo_file records, each kf_structsize bytes long. */
+static char *file_table(long pid, size_t *len)
+{
+    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_FILEDESC, (int)pid};
+    for (int attempt = 0; attempt < 3; attempt++) {
+        *len = 0;
+        if (sysctl(mib, 4, NULL, len, NULL, 0) < 0)
+            return NULL;
+        *len += *len / 4 + sizeof(struct kinfo_file);
+        char *buf = malloc(*len);
+        if (!buf)
+            return NULL;
+        if (sysctl(mib, 4, buf, len, NULL, 0) == 0)
+            return buf;
+        free(buf);
+        if (errno != ENOMEM)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The next record, or NULL at the end. */
+static const struct kinfo_file *next_file(const char *buf, size_t len, size_t *at)
+{
+    if (*at + sizeof(int) > len)
+        return NULL;
+    const struct kinfo_file *kf = (const struct kinfo_file *)(const void *)(buf + *at);
+    if (kf->kf_structsize <= 0 || *at + (size_t)kf->kf_structsize > len)
+        return NULL;
+    *at += (size_t)kf->kf_structsize;
+    return kf;
+}
+
+int proc_open_fds(long pid, int *lowest_free)
+{
+    size_t len, at = 0;
+    char *buf = file_table(pid, &len);
+    if (!buf)
+        return -1;
+    enum { MAX_SEEN = 4096 };
+    static bool used[MAX_SEEN];
+    memset(used, 0, sizeof used);
+    int count = 0;
+    for (const struct kinfo_file *kf; (kf = next_file(buf, len, &at)) != NULL;)
+        if (kf->kf_fd >= 0) { /* the negative ones: cwd, root, text, ... */
+            count++;
+            if (kf->kf_fd < MAX_SEEN)
+                used[kf->kf_fd] = true;
+        }
+    free(buf);
+    if (lowest_free) {
+        int fd = 0;
+        while (fd < MAX_SEEN && used[fd])
+            fd++;
+        *lowest_free = fd;
+    }
+    return count;
+}
+
+bool proc_fd_target(long pid, int fd, char *out, size_t size)
+{
+    size_t len, at = 0;
+    char *buf = file_table(pid, &len);
+    bool found = false;
+    for (const struct kinfo_file *kf; buf && !found && (kf = next_file(buf, len, &at)) != NULL;)
+        if (kf->kf_fd == fd && size > 0) {
+            snprintf(out, size, "%s", kf->kf_path);
+            found = true;
+        }
+    free(buf);
+    return found;
+}
+
+bool proc_fd_limit(long pid, long *soft, long *hard)
+{
+    int mib[5] = {CTL_KERN, KERN_PROC, KERN_PROC_RLIMIT, (int)pid, RLIMIT_NOFILE};
+    struct rlimit rl;
+    size_t len = sizeof rl;
+    if (sysctl(mib, 5, &rl, &len, NULL, 0) < 0)
+        return false;
+    *soft = (long)rl.rlim_cur;
+    *hard = (long)rl.rlim_max;
+    return true;
+}
+
+/* The same sysctl, written: raising a hard limit needs root, as with prlimit. */
+int proc_set_fd_limit(long pid, long soft, long hard)
+{
+    int mib[5] = {CTL_KERN, KERN_PROC, KERN_PROC_RLIMIT, (int)pid, RLIMIT_NOFILE};
+    struct rlimit rl = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
+    return sysctl(mib, 5, NULL, NULL, &rl, sizeof rl) == 0 ? 0 : errno;
+}
+
+int proc_catches(long pid, int sig)
+{
+    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
+    struct kinfo_proc kp;
+    size_t len = sizeof kp;
+    if (sig <= 0 || sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+        return -1;
+    unsigned bit = (unsigned)(sig - 1);
+    return (kp.ki_sigcatch.__bits[bit / 32] >> (bit % 32)) & 1;
+}
+
+bool proc_die_with_parent(int sig)
+{
+    return procctl(P_PID, 0, PROC_PDEATHSIG_CTL, &sig) == 0;
+}
+
+bool proc_adopt_orphans(void)
+{
+    return procctl(P_PID, getpid(), PROC_REAP_ACQUIRE, NULL) == 0;
+}

@@ -1,0 +1,427 @@
+/*
+ * proc_linux.c - proc.h's reader for Linux: /proc and CPU-time clocks.
+ *
+ * The server's process tree is found by reading the parent pid of every
+ * process in /proc and following the links down from the server; that needs
+ * no kernel option (/proc/P/task/T/children does).
+ */
+#define _GNU_SOURCE /* prlimit, prctl, and POSIX under strict -std=c11 */
+
+#include "proc_os.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    long pid, ppid;
+} proc_link_t;
+
+typedef struct {
+    proc_link_t *links; /* every process on the machine, sorted by ppid */
+    size_t count;
+} proc_table_t;
+
+/* Whole small file into buf, NUL-terminated. Length, or -1. */
+static ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
+/* Field 4 of /proc/P/stat, the parent pid. */
+static bool read_ppid(long pid, proc_link_t *l)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if (read_small_file(path, buf, sizeof buf) < 0)
+        return false;
+    /* Field 2, the command name, may itself hold spaces and ')'. */
+    const char *after_name = strrchr(buf, ')');
+    if (!after_name || sscanf(after_name + 1, " %*c %ld", &l->ppid) != 1)
+        return false;
+    l->pid = pid;
+    return true;
+}
+
+static int by_ppid(const void *a, const void *b)
+{
+    const proc_link_t *x = a, *y = b;
+    return (x->ppid > y->ppid) - (x->ppid < y->ppid);
+}
+
+/* One pass over /proc. Processes that exit meanwhile are simply missed. */
+static int read_table(proc_table_t *t)
+{
+    size_t capacity = 1024;
+    t->count = 0;
+    t->links = malloc(capacity * sizeof *t->links);
+    DIR *dir = opendir("/proc");
+    if (!t->links || !dir) {
+        free(t->links);
+        if (dir)
+            closedir(dir);
+        return -1;
+    }
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL) {
+        if (!isdigit((unsigned char)d->d_name[0]))
+            continue;
+        if (t->count == capacity) {
+            proc_link_t *grown = realloc(t->links, 2 * capacity * sizeof *grown);
+            if (!grown)
+                break;
+            t->links = grown;
+            capacity *= 2;
+        }
+        if (read_ppid(atol(d->d_name), &t->links[t->count]))
+            t->count++;
+    }
+    closedir(dir);
+    qsort(t->links, t->count, sizeof *t->links, by_ppid);
+    return 0;
+}
+
+/* Index of the first entry whose parent is ppid (the table is sorted by ppid). */
+static size_t first_child(const proc_table_t *t, long ppid)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->links[mid].ppid < ppid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * The pids of root and all its descendants, root first, breadth-first;
+ * malloc'ed. *count is 0 if root is not running.
+ */
+static long *find_tree(long root, size_t *count)
+{
+    proc_table_t t;
+    *count = 0;
+    if (read_table(&t) < 0)
+        return NULL;
+    long *tree = malloc((t.count + 1) * sizeof *tree);
+    size_t n = 0;
+    for (size_t i = 0; tree && i < t.count && n == 0; i++)
+        if (t.links[i].pid == root)
+            tree[n++] = root;
+    for (size_t next = 0; next < n; next++) {
+        long parent = tree[next];
+        for (size_t i = first_child(&t, parent); i < t.count && t.links[i].ppid == parent; i++)
+            if (n < t.count)
+                tree[n++] = t.links[i].pid;
+    }
+    free(t.links);
+    *count = n;
+    return tree;
+}
+
+/* The number after "key" in a "Key:   123 kB" style file; -1 if absent. */
+static long field_of(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+static void add_memory(long pid, proc_memory_t *m)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    if (read_small_file(path, buf, sizeof buf) < 0)
+        return; /* exited meanwhile */
+    m->procs++;
+    long threads = field_of(buf, "\nThreads:"), rss = field_of(buf, "\nVmRSS:");
+    m->threads += threads > 0 ? threads : 0;
+    m->rss_kb += rss > 0 ? rss : 0;
+
+    /* smaps_rollup (Linux 4.14+) sums smaps without listing every mapping. */
+    snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
+    long pss = read_small_file(path, buf, sizeof buf) < 0 ? -1 : field_of(buf, "\nPss:");
+    if (pss < 0 || m->pss_kb < 0)
+        m->pss_kb = -1;
+    else
+        m->pss_kb += pss;
+}
+
+int proc_tree_memory(long pid, proc_memory_t *out)
+{
+    if (proc_forced_portable()) {
+        proc_note_unsupported();
+        *out = PROC_UNKNOWN_MEMORY;
+        return -1;
+    }
+    size_t n;
+    long *tree = find_tree(pid, &n);
+    *out = (proc_memory_t){.footprint_kb = -1}; /* a macOS figure */
+    for (size_t i = 0; i < n; i++)
+        add_memory(tree[i], out);
+    free(tree);
+    if (n > 0 && out->procs > 0)
+        return 0;
+    *out = PROC_UNKNOWN_MEMORY;
+    return -1;
+}
+
+/*
+ * A process's CPU-time clock counts all its threads, in nanoseconds, with
+ * no kernel option needed (unlike /proc/P/sched's sum_exec_runtime, which
+ * needs CONFIG_SCHED_DEBUG and covers one thread).
+ */
+static bool process_cpu_ns(long pid, uint64_t *ns)
+{
+    clockid_t clock;
+    struct timespec ts;
+    if (clock_getcpuclockid((pid_t)pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
+        return false; /* exited since the tree was read */
+    *ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    return true;
+}
+
+/*
+ * Context switches of every thread of pid: /proc/P/status counts only the
+ * thread it names, so the threads' own files under /proc/P/task are summed
+ * (10 000 of them for 03-threads at C10K: read outside measured windows).
+ */
+static void process_switches(long pid, uint64_t *all, uint64_t *forced)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *dir = opendir(path);
+    struct dirent *d;
+    *all = *forced = 0;
+    while (dir && (d = readdir(dir)) != NULL) {
+        if (!isdigit((unsigned char)d->d_name[0]))
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%.20s/status", pid, d->d_name);
+        if (read_small_file(path, buf, sizeof buf) < 0)
+            continue; /* the thread exited meanwhile */
+        long voluntary = field_of(buf, "\nvoluntary_ctxt_switches:");
+        long involuntary = field_of(buf, "\nnonvoluntary_ctxt_switches:");
+        *all += (uint64_t)(voluntary > 0 ? voluntary : 0) + (uint64_t)(involuntary > 0 ? involuntary : 0);
+        *forced += (uint64_t)(involuntary > 0 ? involuntary : 0);
+    }
+    if (dir)
+        closedir(dir);
+}
+
+int proc_tree_cpu(long pid, proc_cpu_t *out)
+{
+    if (proc_forced_portable()) {
+        proc_note_unsupported();
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
+    size_t n;
+    long *tree = find_tree(pid, &n);
+    if (n == 0 || proc_cpu_alloc(out, n) < 0) {
+        free(tree);
+        *out = (proc_cpu_t){0};
+        return -1;
+    }
+    qsort(tree, n, sizeof *tree, proc_by_pid);
+    for (size_t i = 0; i < n; i++)
+        if (process_cpu_ns(tree[i], &out->ns[out->count])) {
+            process_switches(tree[i], &out->csw[out->count], &out->icsw[out->count]);
+            out->pids[out->count++] = tree[i];
+        }
+    out->switches = out->involuntary = true;
+    free(tree);
+    return 0;
+}
+
+void proc_kernel_memory(proc_kernel_t *out)
+{
+    char buf[8192];
+    *out = (proc_kernel_t){-1, -1, -1};
+    if (proc_forced_portable() || read_small_file("/proc/meminfo", buf, sizeof buf) < 0)
+        return;
+    out->stack_kb = field_of(buf, "\nKernelStack:");
+    out->page_tables_kb = field_of(buf, "\nPageTables:");
+    out->slab_kb = field_of(buf, "\nSlab:");
+}
+
+/* ---- single processes, for the test harness ---------------------------- */
+
+const char *proc_lacks(proc_feature_t what)
+{
+    (void)what;
+    return NULL;
+}
+
+const char *proc_reader(void)
+{
+    return "/proc";
+}
+
+/*
+ * The fields of /proc/PID/stat the harness uses (see proc(5)); with
+ * `vmrss`, the resident size from /proc/PID/status as ps and top show it
+ * (stat's field 24 counts the same pages but can lag behind it by the
+ * counts each thread caches; a scan of every process takes that one).
+ */
+static bool read_info(long pid, proc_info_t *out, bool vmrss)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if (read_small_file(path, buf, sizeof buf) <= 0)
+        return false;
+    /* The command name is in parentheses and may itself hold spaces or ')'. */
+    const char *after_name = strrchr(buf, ')');
+    unsigned long utime, stime;
+    long rss_pages;
+    *out = (proc_info_t){.pid = pid, .threads = -1, .rss_kb = -1, .cpu_s = -1};
+    if (!after_name ||
+        sscanf(after_name + 2,
+               "%c %ld %ld %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld %*d %llu "
+               "%*u %ld",
+               &out->state, &out->ppid, &out->pgid, &utime, &stime, &out->threads, &out->started,
+               &rss_pages) != 8)
+        return false;
+    out->cpu_s = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+    out->rss_kb = rss_pages * (sysconf(_SC_PAGESIZE) / 1024);
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    long rss = vmrss && read_small_file(path, buf, sizeof buf) > 0 ? field_of(buf, "\nVmRSS:") : -1;
+    if (rss >= 0)
+        out->rss_kb = rss;
+    return true;
+}
+
+bool proc_info(long pid, proc_info_t *out)
+{
+    return read_info(pid, out, true);
+}
+
+proc_info_t *proc_list(size_t *count)
+{
+    size_t capacity = 1024;
+    proc_info_t *all = malloc(capacity * sizeof *all);
+    DIR *dir = opendir("/proc");
+    struct dirent *d;
+    *count = 0;
+    while (all && dir && (d = readdir(dir)) != NULL) {
+        if (!isdigit((unsigned char)d->d_name[0]))
+            continue;
+        if (*count == capacity) {
+            proc_info_t *grown = realloc(all, 2 * capacity * sizeof *grown);
+            if (!grown)
+                break;
+            all = grown;
+            capacity *= 2;
+        }
+        if (read_info(atol(d->d_name), &all[*count], false))
+            (*count)++; /* one that exits meanwhile is simply missed */
+    }
+    if (dir)
+        closedir(dir);
+    else {
+        free(all);
+        all = NULL;
+    }
+    return all;
+}
+
+int proc_open_fds(long pid, int *lowest_free)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    enum { MAX_SEEN = 4096 };
+    static bool used[MAX_SEEN];
+    memset(used, 0, sizeof used);
+    int count = 0;
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL) {
+        if (d->d_name[0] == '.')
+            continue;
+        count++;
+        long fd = strtol(d->d_name, NULL, 10);
+        if (fd >= 0 && fd < MAX_SEEN)
+            used[fd] = true;
+    }
+    closedir(dir);
+    if (lowest_free) {
+        int fd = 0;
+        while (fd < MAX_SEEN && used[fd])
+            fd++;
+        *lowest_free = fd;
+    }
+    return count;
+}
+
+bool proc_fd_target(long pid, int fd, char *out, size_t size)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/%ld/fd/%d", pid, fd);
+    ssize_t n = size > 0 ? readlink(link, out, size - 1) : -1;
+    if (n < 0)
+        return false;
+    out[n] = '\0';
+    return true;
+}
+
+bool proc_fd_limit(long pid, long *soft, long *hard)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/limits", pid);
+    const char *line = read_small_file(path, buf, sizeof buf) < 0 ? NULL
+                                                                 : strstr(buf, "\nMax open files");
+    if (!line)
+        return false;
+    char *end;
+    *soft = strtol(line + strlen("\nMax open files"), &end, 10);
+    *hard = strtol(end, NULL, 10);
+    return true;
+}
+
+int proc_set_fd_limit(long pid, long soft, long hard)
+{
+    struct rlimit rl = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
+    return prlimit((pid_t)pid, RLIMIT_NOFILE, &rl, NULL) == 0 ? 0 : errno;
+}
+
+/* SigCgt in /proc/PID/status: the caught signals, a hexadecimal mask. */
+int proc_catches(long pid, int sig)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    const char *line = read_small_file(path, buf, sizeof buf) < 0 ? NULL : strstr(buf, "\nSigCgt:");
+    if (!line)
+        return -1;
+    unsigned long long mask = strtoull(line + strlen("\nSigCgt:"), NULL, 16);
+    return (int)((mask >> (sig - 1)) & 1);
+}
+
+bool proc_die_with_parent(int sig)
+{
+    return prctl(PR_SET_PDEATHSIG, sig) == 0;
+}
+
+bool proc_adopt_orphans(void)
+{
+    return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+}
