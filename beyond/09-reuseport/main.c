@@ -183,12 +183,14 @@ static void accept_clients(void)
     for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue; /* a signal, or a client that gave up while queued */
+            if (accept_retry_at_once(errno))
+                continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* A limit raised while we run (prlimit --pid) allows fds past the table. */
@@ -246,8 +248,9 @@ static void *run_loop(void *arg)
     }
 
     while (!stop_requested) {
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, ms_until_accept_retry());
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, timeout);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -263,7 +266,7 @@ static void *run_loop(void *arg)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
+        if (timeout == 0)
             accept_clients(); /* paused, and a client left or the retry is due (events.h) */
     }
 
