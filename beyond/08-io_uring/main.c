@@ -50,8 +50,7 @@ typedef struct {
     size_t pending_cap; /* its size */
     char *out;          /* the bytes of the send in the kernel (or kept for it), or NULL */
     size_t out_len;
-    int out_bid;        /* out is in pool buffer out_bid, or (when -1) in held */
-    char *held;         /* the malloc'ed block that out is in, or NULL */
+    int out_bid;        /* out is pool buffer out_bid, or (when -1) a block malloc'ed for it */
     int in_kernel;      /* requests naming this connection not yet completed */
     bool reading, stopping, blocked, eof, closing;
 } conn_t;
@@ -149,7 +148,8 @@ static void drop_owed(conn_t *c)
 {
     if (c->out_bid >= 0)
         pool_give(&pool, (unsigned)c->out_bid);
-    free(c->held);
+    else
+        free(c->out);
     free(c->pending);
 }
 
@@ -167,7 +167,7 @@ static bool keep(conn_t *c, size_t sent)
     if (c->pending_len)
         memcpy(block + tail, c->pending, c->pending_len);
     drop_owed(c);
-    c->held = c->out = block, c->out_len = len, c->out_bid = -1;
+    c->out = block, c->out_len = len, c->out_bid = -1;
     c->pending = NULL, c->pending_len = c->pending_cap = 0;
     return true;
 }

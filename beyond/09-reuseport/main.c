@@ -49,7 +49,6 @@ static LOOP_LOCAL char buf[BUF_SIZE]; /* one read at a time, shared by this loop
 static LOOP_LOCAL int listen_fd;
 static LOOP_LOCAL long accepted;      /* connections this loop took: -v prints it */
 static bool verbose;
-static int loops;                     /* -t: how many */
 static int listeners[MAX_LOOPS];      /* one per loop, all on the same port */
 
 #define MAX_EVENTS 256 /* ready fds taken per epoll_wait(); more wait a turn */
@@ -214,16 +213,6 @@ static void accept_clients(void)
 
 /* ---- one loop per core --------------------------------------------------- */
 
-static int on_loops_option(int opt, const char *arg)
-{
-    char *end;
-    long n = strtol(arg, &end, 10);
-    if (opt != 't' || *end != '\0' || n < 1 || n > MAX_LOOPS)
-        return -1;
-    loops = (int)n;
-    return 0;
-}
-
 /* 07's main() from its table on, once per loop; id 0 runs on the main thread. */
 static void *run_loop(void *arg)
 {
@@ -285,7 +274,7 @@ int main(int argc, char **argv)
 {
     server_options_t opts;
     loops = default_loops();
-    parse_options(argc, argv, &opts, "t:", " [-t LOOPS]", on_loops_option);
+    parse_options(argc, argv, &opts, "t:", " [-t LOOPS]", on_loops_option); /* reuseport.h */
     verbose = opts.verbose;
     install_signal_handlers();
     claim_port(&opts); /* a port in use fails here, as in every rung */
