@@ -105,9 +105,9 @@ static inline bool refuse_past(int fd, long slots, const char *table)
  * ENOMEM) the next try fails just the same. So the loop stops watching the
  * listener, tries again as soon as one of its clients leaves, and, since
  * the shortage may end elsewhere (another process, for ENFILE), also
- * ACCEPT_RETRY_MS later. The retry is due at a fixed time, checked at every
- * wakeup: a time-out that restarts with each wait would never run out while
- * a client chatters. One line per episode; an episode ends when accept()
+ * ACCEPT_RETRY_MS later. The retry is due at a fixed time, checked at the
+ * start of every turn of the loop: a time-out that restarts with each wait
+ * would never run out while a client chatters. One line per episode; an episode ends when accept()
  * says EAGAIN. (Linux reports EMFILE before it looks at the queue, so the
  * try after a client leaves is what sees EAGAIN when nobody was waiting:
  * watching the listener again would wait for a client that never comes,
