@@ -247,7 +247,7 @@ int main(int argc, char **argv)
                 on_ready(conns[fd]);
         }
         if (timeout == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

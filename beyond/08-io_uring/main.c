@@ -349,7 +349,7 @@ int main(int argc, char **argv)
                 on_completion(cqe.user_data, cqe.res, cqe.flags);
         }
         if (timeout == 0 && !client_queued())
-            accept_failed(EAGAIN); /* paused, the retry due, and nobody waits: the episode is over */
+            accept_failed(EAGAIN); /* paused, due, and nobody waits: the episode is over */
         if (!accepting && (timeout == 0 || !accept_paused()))
             start_accepting(); /* re-armed, or paused and the retry is due (events.h) */
     }

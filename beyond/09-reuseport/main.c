@@ -256,7 +256,7 @@ static void *run_loop(void *arg)
                 on_ready(conns[fd]);
         }
         if (timeout == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)
