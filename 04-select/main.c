@@ -183,8 +183,10 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* FD_SET(fd) would write past the end of the fd_set. */
@@ -225,10 +227,11 @@ int main(int argc, char **argv)
     announce_listening(listen_fd);
 
     while (!stop_requested) {
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
         /* select() overwrites its sets with the answer: pass copies. */
         fd_set readable = read_set, writable = write_set;
-        struct timeval retry = {.tv_usec = ms_until_accept_retry() * 1000};
-        int nready = select(max_fd + 1, &readable, &writable, NULL, ms_until_accept_retry() < 0 ? NULL : &retry);
+        struct timeval retry = {.tv_usec = timeout * 1000};
+        int nready = select(max_fd + 1, &readable, &writable, NULL, timeout < 0 ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -244,8 +247,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+        if (timeout == 0)
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (int fd = 0; fd < FD_SETSIZE; fd++)

@@ -185,8 +185,10 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* Past the table (a limit raised while we run: prlimit --pid), or
@@ -225,7 +227,8 @@ int main(int argc, char **argv)
     announce_listening(listen_fd);
 
     while (!stop_requested) {
-        int nready = poll(pollfds, npollfds, ms_until_accept_retry());
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
+        int nready = poll(pollfds, npollfds, timeout);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -243,8 +246,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+        if (timeout == 0)
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

@@ -189,8 +189,10 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* A limit raised while we run (prlimit --pid) allows fds past the table. */
@@ -231,9 +233,10 @@ int main(int argc, char **argv)
     announce_listening(listen_fd);
 
     while (!stop_requested) {
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
         struct kevent events[MAX_EVENTS];
-        struct timespec retry = {.tv_nsec = ms_until_accept_retry() * 1000000L};
-        int nready = kevent(kq, NULL, 0, events, MAX_EVENTS, ms_until_accept_retry() < 0 ? NULL : &retry);
+        struct timespec retry = {.tv_nsec = timeout * 1000000L};
+        int nready = kevent(kq, NULL, 0, events, MAX_EVENTS, timeout < 0 ? NULL : &retry);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -249,8 +252,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+        if (timeout == 0)
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

@@ -177,8 +177,10 @@ static void accept_clients(void)
                 continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* A limit raised while we run (prlimit --pid) allows fds past the table. */
@@ -220,8 +222,9 @@ int main(int argc, char **argv)
     announce_listening(listen_fd);
 
     while (!stop_requested) {
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, ms_until_accept_retry());
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, timeout);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -237,8 +240,8 @@ int main(int argc, char **argv)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+        if (timeout == 0)
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

@@ -5,9 +5,9 @@
  * non-blocking sockets, a table of connections indexed by fd with the bound
  * that keeps an fd from landing past its end, and pausing accept() when it
  * fails in a way the next try would repeat. How the loop waits stays in
- * each main.c; the state of the pause lives only here, and the rung
- * supplies watch_listener(), which events.h calls to start or stop
- * watching the listening socket.
+ * each main.c, and so does watching the listening socket: the state of the
+ * pause lives only here, and accept_failed() tells the rung when a pause
+ * begins or ends, for it to stop or start watching the listener.
  */
 #ifndef LADDER_EVENTS_H
 #define LADDER_EVENTS_H
@@ -16,8 +16,6 @@
 
 #include <fcntl.h>
 #include <limits.h> /* LONG_MAX, and OPEN_MAX on macOS */
-
-static void watch_listener(bool on); /* each event rung defines it */
 
 /* The state of one loop. Empty for 04-08, which have one loop; 09 runs a
  * loop per thread and makes it _Thread_local (reuseport.h). */
@@ -107,9 +105,9 @@ static inline bool refuse_past(int fd, long slots, const char *table)
  * ENOMEM) the next try fails just the same. So the loop stops watching the
  * listener, tries again as soon as one of its clients leaves, and, since
  * the shortage may end elsewhere (another process, for ENFILE), also
- * ACCEPT_RETRY_MS later. The retry is due at a fixed time, checked at every
- * wakeup: a time-out that restarts with each wait would never run out while
- * a client chatters. One line per episode; an episode ends when accept()
+ * ACCEPT_RETRY_MS later. The retry is due at a fixed time, checked at the
+ * start of every turn of the loop: a time-out that restarts with each wait
+ * would never run out while a client chatters. One line per episode; an episode ends when accept()
  * says EAGAIN. (Linux reports EMFILE before it looks at the queue, so the
  * try after a client leaves is what sees EAGAIN when nobody was waiting:
  * watching the listener again would wait for a client that never comes,
@@ -128,34 +126,42 @@ static LOOP_LOCAL struct {
  */
 #define ACCEPT_BATCH 64
 
-/* A client left, so a descriptor is free: if paused, try accept() at the
- * end of this wakeup (ms_until_accept_retry() says 0). */
+/* A client left, so a descriptor is free: if paused, the retry is due now
+ * (the next turn's ms_until_accept_retry() says 0). */
 static inline void accept_resume(void)
 {
     if (accept_pause.paused)
         accept_pause.retry_ms = 0;
 }
 
-/* accept() failed with err, and not one accept_retry_at_once() retries. */
-static inline void accept_failed(int err)
+static inline bool accept_paused(void)
 {
+    return accept_pause.paused;
+}
+
+/*
+ * accept() failed with err, and not one accept_retry_at_once() retries.
+ * Returns true when that begins a pause or ends one: the rung then stops
+ * or starts watching the listener (accept_paused() says which).
+ */
+static inline bool accept_failed(int err)
+{
+    bool was_paused = accept_pause.paused;
     if (is_transient(err)) { /* EAGAIN: all who queued are in */
-        if (accept_pause.paused)
-            watch_listener(true);
         accept_pause.paused = accept_pause.logged = false;
-        return;
+        return was_paused;
     }
     errno = err;
     if (!accept_pause.logged)
         log_errno("accept (pausing until a client leaves, retrying every %d ms)", ACCEPT_RETRY_MS);
-    if (!accept_pause.paused)
-        watch_listener(false);
     accept_pause.paused = accept_pause.logged = true;
     accept_pause.retry_ms = monotonic_ms() + ACCEPT_RETRY_MS;
+    return !was_paused;
 }
 
-/* The wait's time-out: -1 (none) while accepting, else the ms until the
- * retry is due, 0 once it is. */
+/* The wait's time-out, taken once a turn: -1 (none) while accepting, else
+ * the ms until the retry is due, 0 once it is; a turn that began at 0 ends
+ * with the retry. */
 static inline int ms_until_accept_retry(void)
 {
     long long ms = accept_pause.retry_ms - monotonic_ms();

@@ -2,9 +2,10 @@
  * reuseport.h - for beyond/09-reuseport, on top of events.h: one epoll
  * loop per thread, each with its own listening socket on the same port.
  *
- * Three things live here, none of them the lesson:
+ * What lives here is none of the lesson:
  *   - LOOP_LOCAL: _Thread_local, so that 07's globals (and events.h's pause
  *     state) become one copy per loop;
+ *   - how many loops: -t, else one per online CPU;
  *   - the listeners: the port is claimed first by a socket without
  *     SO_REUSEPORT, so that a second copy of the server fails to bind as
  *     every rung does (pitfall 8), then each loop binds its own with the
@@ -37,11 +38,24 @@
 
 #define MAX_LOOPS 256
 
-/* The loops, from -t; by default one per online CPU. */
+/* How many loops: -t, else one per online CPU. */
+static int loops;
+
 static inline int default_loops(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > MAX_LOOPS ? MAX_LOOPS : (int)n;
+}
+
+/* parse_options()' hook for -t LOOPS, 1 to MAX_LOOPS. */
+static inline int on_loops_option(int opt, const char *arg)
+{
+    char *end;
+    long n = strtol(arg, &end, 10);
+    if (opt != 't' || *end != '\0' || n < 1 || n > MAX_LOOPS)
+        return -1;
+    loops = (int)n;
+    return 0;
 }
 
 static inline int bind_listener(const server_options_t *opts, const char *port, bool share)
@@ -95,10 +109,6 @@ static inline int open_shared_listener(const server_options_t *opts)
     return fd;
 }
 
-/* Run loop(0) here and loop(1 .. n-1) in threads that never take
- * SIGINT/SIGTERM; returns when all have ended. A loop that cannot start is
- * a start-up failure: its listener would take a share of the clients and
- * never accept them. */
 /*
  * The listening line promises a server that is set up: the first loop
  * prints it only once every loop has its interest list (a test that counts
@@ -124,6 +134,10 @@ static inline void wait_for_loops(int n)
     pthread_mutex_unlock(&loops_lock);
 }
 
+/* Run loop(0) here and loop(1 .. n-1) in threads that never take
+ * SIGINT/SIGTERM; returns when all have ended. A loop that cannot start is
+ * a start-up failure: its listener would take a share of the clients and
+ * never accept them. */
 static inline void run_loops(int n, void *(*loop)(void *))
 {
     static pthread_t threads[MAX_LOOPS];

@@ -34,7 +34,7 @@
  * server says so in one line and exits with status 3.
  */
 #include "events.h"
-#include "ring.h"
+#include "ring.h" /* the raw system calls, the rings, the pool, filling in requests */
 
 #include <poll.h>
 
@@ -50,8 +50,7 @@ typedef struct {
     size_t pending_cap; /* its size */
     char *out;          /* the bytes of the send in the kernel (or kept for it), or NULL */
     size_t out_len;
-    int out_bid;        /* out is in pool buffer out_bid, or (when -1) in held */
-    char *held;         /* the malloc'ed block that out is in, or NULL */
+    int out_bid;        /* out is pool buffer out_bid, or (when -1) a block malloc'ed for it */
     int in_kernel;      /* requests naming this connection not yet completed */
     bool reading, stopping, blocked, eof, closing;
 } conn_t;
@@ -88,17 +87,6 @@ static bool wants_read(const conn_t *c)
 
 /* ---- telling the kernel what we want ----------------------------------- */
 
-static struct io_uring_sqe *request(int op, int fd, uint64_t data)
-{
-    struct io_uring_sqe *sqe = ring_sqe(&ring);
-    if (!sqe)
-        fatal("io_uring_enter: the kernel takes no more requests");
-    sqe->opcode = (uint8_t)op;
-    sqe->fd = fd;
-    sqe->user_data = data;
-    return sqe;
-}
-
 static uint64_t tag(conn_t *c, int op)
 {
     c->in_kernel++;
@@ -108,10 +96,7 @@ static uint64_t tag(conn_t *c, int op)
 /* Receive into a buffer the kernel picks from the pool when data comes. */
 static void start_reading(conn_t *c)
 {
-    struct io_uring_sqe *sqe = request(IORING_OP_RECV, c->fd, tag(c, ON_RECV));
-    sqe->flags = IOSQE_BUFFER_SELECT;
-    sqe->buf_group = POOL_GROUP;
-    sqe->ioprio = multishot_recv ? IORING_RECV_MULTISHOT : 0;
+    ring_recv_pooled(&ring, c->fd, tag(c, ON_RECV), POOL_GROUP, multishot_recv);
     c->reading = true;
 }
 
@@ -119,48 +104,33 @@ static void start_reading(conn_t *c)
  * the socket buffer took, rather than waiting in the kernel with our buffer. */
 static void start_sending(conn_t *c)
 {
-    struct io_uring_sqe *sqe = request(IORING_OP_SEND, c->fd, tag(c, ON_SEND));
-    sqe->addr = (uint64_t)(uintptr_t)c->out;
-    sqe->len = (uint32_t)c->out_len;
-    sqe->msg_flags = MSG_DONTWAIT;
+    ring_send(&ring, c->fd, tag(c, ON_SEND), c->out, c->out_len, MSG_DONTWAIT);
 }
 
 static void wait_writable(conn_t *c)
 {
-    request(IORING_OP_POLL_ADD, c->fd, tag(c, ON_WRITABLE))->poll32_events = POLLOUT;
+    ring_poll(&ring, c->fd, tag(c, ON_WRITABLE), POLLOUT);
 }
 
-/* Ask for every request on this fd back (-ECANCELED); a cancel's own
- * completion says nothing we need. The fd stays open until they are back,
- * so its number cannot be reused meanwhile. */
-static void cancel_all(conn_t *c, unsigned how)
-{
-    struct io_uring_sqe *sqe = request(IORING_OP_ASYNC_CANCEL, c->fd, NOTHING);
-    sqe->cancel_flags = how;
-    sqe->addr = (uint64_t)(uintptr_t)c | ON_RECV;
-}
-
-/* What the state asks for, only where it changed (07's watch()). */
+/* What the state asks for, only where it changed (07's watch()). Stopping
+ * asks for the receive back (-ECANCELED), matched by its tag. */
 static void watch(conn_t *c)
 {
     if (wants_read(c) && !c->reading)
         start_reading(c);
     else if (!wants_read(c) && c->reading && !c->stopping) {
-        cancel_all(c, 0); /* the receive only: matched by its user_data */
+        ring_cancel(&ring, c->fd, (uint64_t)(uintptr_t)c | ON_RECV, 0, NOTHING);
         c->stopping = true;
     }
 }
 
-/* Paused (events.h), one client per request: each completion then comes
- * back to the loop, which ends the pause once nobody is queued. */
-static void watch_listener(bool on)
+/* One request, a completion per new client (multishot). Paused (events.h),
+ * one client per request: each completion then comes back to the loop,
+ * which ends the pause once nobody is queued. */
+static void start_accepting(void)
 {
-    if (on && !accepting) {
-        struct io_uring_sqe *sqe = request(IORING_OP_ACCEPT, listen_fd, ON_ACCEPT);
-        bool paused = ms_until_accept_retry() >= 0;
-        sqe->ioprio = multishot_accept && !paused ? IORING_ACCEPT_MULTISHOT : 0;
-        accepting = true;
-    }
+    ring_accept(&ring, listen_fd, ON_ACCEPT, multishot_accept && !accept_paused());
+    accepting = true;
 }
 
 /* Is a client queued? Only asked while paused: a multishot accept would
@@ -178,32 +148,26 @@ static void drop_owed(conn_t *c)
 {
     if (c->out_bid >= 0)
         pool_give(&pool, (unsigned)c->out_bid);
-    free(c->held);
+    else
+        free(c->out);
     free(c->pending);
 }
 
-/* The peer took sent bytes of out: keep the tail, and what came meanwhile,
- * in memory of the connection's own; a pool buffer goes back at once. */
+/* The peer took sent bytes of out. What is left, the tail and then what
+ * came meanwhile, goes out next from a block of the connection's own; a
+ * pool buffer goes back at once. */
 static bool keep(conn_t *c, size_t sent)
 {
-    c->out += sent, c->out_len -= sent;
-    if (c->out_bid < 0 && !c->pending) { /* the tail stays where it is */
-        if (!c->out_len)
-            free(c->held), c->held = c->out = NULL;
-        return true;
-    }
-    size_t len = c->out_len + c->pending_len;
+    size_t tail = c->out_len - sent, len = tail + c->pending_len;
     char *block = len ? malloc(len) : NULL;
-    if (len && !block) {
-        log_msg("fd %d: out of memory", c->fd);
-        return false;
-    }
-    if (c->out_len)
-        memcpy(block, c->out, c->out_len);
+    if (len && !block)
+        return log_msg("fd %d: out of memory", c->fd), false;
+    if (tail)
+        memcpy(block, c->out + sent, tail);
     if (c->pending_len)
-        memcpy(block + c->out_len, c->pending, c->pending_len);
+        memcpy(block + tail, c->pending, c->pending_len);
     drop_owed(c);
-    c->held = c->out = block, c->out_len = len, c->out_bid = -1;
+    c->out = block, c->out_len = len, c->out_bid = -1;
     c->pending = NULL, c->pending_len = c->pending_cap = 0;
     return true;
 }
@@ -213,20 +177,24 @@ static bool keep(conn_t *c, size_t sent)
  * so a burst of receives costs a few copies, not one per receive. */
 static bool queue_behind(conn_t *c, const char *data, size_t len)
 {
-    if (c->pending_len + len > c->pending_cap) {
-        size_t cap = c->pending_cap ? c->pending_cap : BUF_SIZE;
-        while (cap < c->pending_len + len)
-            cap *= 2;
-        char *more = realloc(c->pending, cap);
-        if (!more) {
-            log_msg("fd %d: out of memory", c->fd);
-            return false;
-        }
-        c->pending = more, c->pending_cap = cap;
-    }
+    size_t cap = c->pending_cap ? c->pending_cap : BUF_SIZE;
+    while (cap < c->pending_len + len)
+        cap *= 2;
+    char *more = cap > c->pending_cap ? realloc(c->pending, cap) : c->pending;
+    if (!more)
+        return log_msg("fd %d: out of memory", c->fd), false;
+    c->pending = more, c->pending_cap = cap;
     memcpy(c->pending + c->pending_len, data, len);
     c->pending_len += len;
     return true;
+}
+
+/* A call on c failed with -res: one line, and the connection is done. */
+static bool failed(conn_t *c, int res, const char *call)
+{
+    errno = -res;
+    log_errno("fd %d: %s", c->fd, call);
+    return false;
 }
 
 /* A receive completed in pool buffer bid: send it straight back, or queue
@@ -235,27 +203,21 @@ static bool on_received(conn_t *c, int res, unsigned flags)
 {
     if (!(flags & IORING_CQE_F_MORE))
         c->reading = c->stopping = false; /* this receive is over */
-    if (res > 0) {
-        unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
-        if (!wants_write(c)) {
-            c->out = pool_buffer(&pool, bid), c->out_len = (size_t)res, c->out_bid = (int)bid;
-            start_sending(c); /* from the pool buffer itself: no copy */
-            return true;
-        }
-        bool ok = queue_behind(c, pool_buffer(&pool, bid), (size_t)res);
-        pool_give(&pool, bid);
+    if (res > 0 && !wants_write(c)) {
+        unsigned bid = cqe_buffer(flags);
+        c->out = pool_buffer(&pool, bid), c->out_len = (size_t)res, c->out_bid = (int)bid;
+        start_sending(c); /* from the pool buffer itself: no copy */
+    } else if (res > 0) {
+        bool ok = queue_behind(c, pool_buffer(&pool, cqe_buffer(flags)), (size_t)res);
+        pool_give(&pool, cqe_buffer(flags));
         return ok;
-    }
-    if (res == 0)
+    } else if (res == 0)
         c->eof = true; /* the peer is done sending: finish what we owe, then close */
     else if (res == -EINVAL && multishot_recv) {
         log_msg("multishot recv refused by this kernel (Linux 6.0+): one request per receive");
         multishot_recv = false;
-    } else if (res != -ENOBUFS && res != -ECANCELED) { /* ENOBUFS: the pool was empty */
-        errno = -res;
-        log_errno("fd %d: recv", c->fd);
-        return false;
-    }
+    } else if (res != -ENOBUFS && res != -ECANCELED) /* ENOBUFS: the pool was empty */
+        return failed(c, res, "recv");
     return true;
 }
 
@@ -264,17 +226,13 @@ static bool on_received(conn_t *c, int res, unsigned flags)
  * buffer. */
 static bool on_sent(conn_t *c, int res)
 {
-    if (res < 0 && !is_transient(-res)) {
-        errno = -res;
-        log_errno("fd %d: write", c->fd);
-        return false;
-    }
+    if (res < 0 && !is_transient(-res))
+        return failed(c, res, "write");
     size_t sent = res < 0 ? 0 : (size_t)res;
-    bool short_send = sent < c->out_len;
+    c->blocked = sent < c->out_len;
     if (!keep(c, sent))
         return false;
-    c->blocked = short_send;
-    if (short_send)
+    if (c->blocked)
         wait_writable(c);
     else if (c->out)
         start_sending(c); /* what came while the send was out */
@@ -283,21 +241,19 @@ static bool on_sent(conn_t *c, int res)
 
 static bool on_writable(conn_t *c, int res)
 {
-    if (res < 0 && res != -ECANCELED) {
-        errno = -res;
-        log_errno("fd %d: poll", c->fd);
-        return false;
-    }
+    if (res < 0 && res != -ECANCELED)
+        return failed(c, res, "poll");
     if (res >= 0)
         start_sending(c);
     return true;
 }
 
-/* First call: ask for the connection's requests back. Last: free it. */
+/* First call: ask for the connection's requests back; the fd stays open
+ * until they are, so its number cannot be reused meanwhile. Last: free it. */
 static void close_conn(conn_t *c)
 {
     if (!c->closing && c->in_kernel > 0)
-        cancel_all(c, IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL);
+        ring_cancel(&ring, c->fd, 0, IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL, NOTHING);
     c->closing = true;
     if (c->in_kernel > 0)
         return; /* the kernel still holds requests that name it */
@@ -311,15 +267,18 @@ static void close_conn(conn_t *c)
 }
 
 /*
- * A request on c completed: res is what the call returned. Handle it, then
- * tell the kernel what the connection wants next.
+ * A request completed: data says on which connection and what for, res is
+ * what the call returned. Handle it, then tell the kernel what the
+ * connection wants next.
  */
-static void on_completion(conn_t *c, int op, int res, unsigned flags)
+static void on_completion(uint64_t data, int res, unsigned flags)
 {
+    conn_t *c = (conn_t *)(uintptr_t)(data & ~(uint64_t)7);
+    int op = (int)(data & 7);
     if (!(flags & IORING_CQE_F_MORE))
         c->in_kernel--;
     if (c->closing && op == ON_RECV && res > 0)
-        pool_give(&pool, flags >> IORING_CQE_BUFFER_SHIFT);
+        pool_give(&pool, cqe_buffer(flags));
     bool keep_open = !c->closing && (op == ON_RECV ? on_received(c, res, flags)
                                      : op == ON_SEND ? on_sent(c, res) : on_writable(c, res));
     if (!keep_open || (c->eof && !wants_write(c) && !c->pending))
@@ -338,17 +297,10 @@ static void on_accepted(int res, unsigned flags)
     if (res == -EINVAL && multishot_accept) {
         log_msg("multishot accept refused by this kernel (Linux 5.19+): one request per client");
         multishot_accept = false;
-        return;
-    }
-    if (res < 0) {
-        /* Out of fds (EMFILE, ENFILE) the accept ends: accept_failed() holds
-         * off the next one for a while (events.h). */
-        if (res != -EINTR && res != -ECONNABORTED)
-            accept_failed(-res);
-        return;
-    }
+    } else if (res < 0 && !accept_retry_at_once(-res))
+        accept_failed(-res); /* EMFILE, ENFILE...: the accept ends, a pause begins (events.h) */
     /* A limit raised while we run (prlimit --pid) allows fds past the table. */
-    if (refuse_past(res, max_fds, table_limit))
+    if (res < 0 || refuse_past(res, max_fds, table_limit))
         return;
     conn_t *c = malloc(sizeof *c);
     if (!c) {
@@ -363,13 +315,6 @@ static void on_accepted(int res, unsigned flags)
         log_msg("fd %d: connected", res);
 }
 
-/* Where io_uring is refused, say why in one line and exit 3. */
-static void require(int err, const char *what)
-{
-    if (err)
-        errno = err, log_errno("io_uring unavailable: %s", what), exit(EXIT_NO_IO_URING);
-}
-
 int main(int argc, char **argv)
 {
     server_options_t opts;
@@ -378,41 +323,35 @@ int main(int argc, char **argv)
     install_signal_handlers();
     conns = new_fd_table(sizeof *conns, &max_fds, LONG_MAX, verbose);
     listen_fd = open_listener(&opts);
-    const char *why = "io_uring_setup"; /* ring_open names the step that failed */
-    require(ring_open(&ring, SQ_ENTRIES, CQ_ENTRIES, &why), why);
-    static const int ops[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND,
-                              IORING_OP_POLL_ADD, IORING_OP_ASYNC_CANCEL};
-    require(ring_supports(&ring, ops, 5) ? 0 : ENOTSUP, "accept, recv, send, poll (Linux 5.6+)");
-    require(pool_open(&ring, &pool, POOL_BUFS, BUF_SIZE, POOL_GROUP),
-            "IORING_REGISTER_PBUF_RING (Linux 5.19+)");
+    const char *why = "io_uring_setup"; /* ring_open and pool_open name the step that failed */
+    int refused = ring_open(&ring, SQ_ENTRIES, CQ_ENTRIES, &why);
+    if (!refused)
+        refused = pool_open(&ring, &pool, POOL_BUFS, BUF_SIZE, POOL_GROUP, &why);
+    if (refused) /* the fallback: say why in one line, and exit 3 */
+        errno = refused, log_errno("io_uring unavailable: %s", why), exit(EXIT_NO_IO_URING);
 
     /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
-    watch_listener(true);
-    request(IORING_OP_POLL_ADD, stop_pipe[0], ON_STOP)->poll32_events = POLLIN;
+    start_accepting();
+    ring_poll(&ring, stop_pipe[0], ON_STOP, POLLIN);
     announce_listening(listen_fd);
 
     while (!stop_requested) {
-        int timeout = accepting ? -1 : ms_until_accept_retry();
+        int timeout = accepting ? -1 : ms_until_accept_retry(); /* -1 unless paused (events.h) */
         int err = ring_enter(&ring, 1, timeout); /* submit all, wait for one */
         if (err && err != EINTR && err != ETIME && err != EBUSY)
             errno = err, fatal("io_uring_enter");
         /* Every completion is one finished call: its result is in res. */
-        struct io_uring_cqe *cqe;
-        while ((cqe = ring_cqe(&ring))) {
-            uint64_t data = cqe->user_data;
-            int res = cqe->res;
-            unsigned flags = cqe->flags;
-            ring_cqe_done(&ring);
-            if (data == ON_ACCEPT)
-                on_accepted(res, flags);
-            else if (data > ON_STOP)
-                on_completion((conn_t *)(uintptr_t)(data & ~(uint64_t)7), (int)(data & 7), res,
-                              flags);
+        struct io_uring_cqe cqe;
+        while (ring_next(&ring, &cqe)) {
+            if (cqe.user_data == ON_ACCEPT)
+                on_accepted(cqe.res, cqe.flags);
+            else if (cqe.user_data > ON_STOP)
+                on_completion(cqe.user_data, cqe.res, cqe.flags);
         }
-        if (!accepting && ms_until_accept_retry() == 0 && !client_queued())
-            accept_failed(EAGAIN); /* paused, and nobody waits: the episode is over */
-        if (!accepting && ms_until_accept_retry() <= 0)
-            watch_listener(true); /* re-armed, or paused and the retry is due (events.h) */
+        if (timeout == 0 && !client_queued())
+            accept_failed(EAGAIN); /* paused, due, and nobody waits: the episode is over */
+        if (!accepting && (timeout == 0 || !accept_paused()))
+            start_accepting(); /* re-armed, or paused and the retry is due (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)

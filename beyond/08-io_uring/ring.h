@@ -1,7 +1,9 @@
 /*
  * ring.h - the io_uring plumbing that 08-io_uring needs and does not teach:
- * mapping the two rings the kernel shares with us, taking a free submission
- * slot, one io_uring_enter() call, and the ring of provided buffers.
+ * mapping the two rings the kernel shares with us and asking which
+ * operations it knows, taking a free submission slot and filling it in for
+ * each kind of request, one io_uring_enter() call, taking completions, and
+ * the ring of provided buffers.
  *
  * Raw system calls and <linux/io_uring.h>, no liburing, so that every
  * call the server makes can be read here. It sits beside 08's main.c, not
@@ -17,6 +19,8 @@
  */
 #ifndef LADDER_RING_H
 #define LADDER_RING_H
+
+#include "net.h" /* fatal() */
 
 #include <errno.h>
 #include <linux/io_uring.h>
@@ -53,6 +57,21 @@ static inline void *ring_map(int fd, size_t len, off_t what)
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* Does this kernel know the operations main.c asks for? (IORING_REGISTER_PROBE, 5.6) */
+static inline bool ring_knows_ops(const ring_t *r)
+{
+    static const int ops[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND,
+                              IORING_OP_POLL_ADD, IORING_OP_ASYNC_CANCEL};
+    size_t len = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
+    struct io_uring_probe *probe = calloc(1, len);
+    bool ok = probe &&
+              syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
+    for (size_t i = 0; ok && i < sizeof ops / sizeof *ops; i++)
+        ok = ops[i] <= probe->last_op && (probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
+    free(probe);
+    return ok;
+}
+
 /* 0, or the errno of the call that failed; *why names the step. */
 static inline int ring_open(ring_t *r, unsigned sq_entries, unsigned cq_entries, const char **why)
 {
@@ -83,20 +102,8 @@ static inline int ring_open(ring_t *r, unsigned sq_entries, unsigned cq_entries,
     r->cq_tail = (unsigned *)(cq + p.cq_off.tail);
     r->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
     r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-    return 0;
-}
-
-/* Does this kernel know these operations? (IORING_REGISTER_PROBE, 5.6) */
-static inline bool ring_supports(const ring_t *r, const int *ops, int n)
-{
-    size_t len = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
-    struct io_uring_probe *probe = calloc(1, len);
-    bool ok = probe &&
-              syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
-    for (int i = 0; ok && i < n; i++)
-        ok = ops[i] <= probe->last_op && (probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
-    free(probe);
-    return ok;
+    *why = "accept, recv, send, poll (Linux 5.6+)";
+    return ring_knows_ops(r) ? 0 : ENOTSUP;
 }
 
 /*
@@ -137,18 +144,73 @@ static inline struct io_uring_sqe *ring_sqe(ring_t *r)
     return sqe;
 }
 
-/* The next completion, or NULL; ring_cqe_done() once it is handled. */
-static inline struct io_uring_cqe *ring_cqe(ring_t *r)
+/* ---- requests and completions ------------------------------------------ */
+
+/* A submission entry for op on fd, its completion tagged data. */
+static inline struct io_uring_sqe *ring_request(ring_t *r, int op, int fd, uint64_t data)
+{
+    struct io_uring_sqe *sqe = ring_sqe(r);
+    if (!sqe)
+        fatal("io_uring_enter: the kernel takes no more requests");
+    sqe->opcode = (uint8_t)op;
+    sqe->fd = fd;
+    sqe->user_data = data;
+    return sqe;
+}
+
+static inline void ring_accept(ring_t *r, int fd, uint64_t data, bool multishot)
+{
+    ring_request(r, IORING_OP_ACCEPT, fd, data)->ioprio = multishot ? IORING_ACCEPT_MULTISHOT : 0;
+}
+
+/* A receive into a buffer the kernel picks from group when data comes. */
+static inline void ring_recv_pooled(ring_t *r, int fd, uint64_t data, int group, bool multishot)
+{
+    struct io_uring_sqe *sqe = ring_request(r, IORING_OP_RECV, fd, data);
+    sqe->flags = IOSQE_BUFFER_SELECT;
+    sqe->buf_group = (uint16_t)group;
+    sqe->ioprio = multishot ? IORING_RECV_MULTISHOT : 0;
+}
+
+static inline void ring_send(ring_t *r, int fd, uint64_t data, const char *buf, size_t len,
+                             int msg_flags)
+{
+    struct io_uring_sqe *sqe = ring_request(r, IORING_OP_SEND, fd, data);
+    sqe->addr = (uint64_t)(uintptr_t)buf;
+    sqe->len = (uint32_t)len;
+    sqe->msg_flags = (uint32_t)msg_flags;
+}
+
+static inline void ring_poll(ring_t *r, int fd, uint64_t data, unsigned events)
+{
+    ring_request(r, IORING_OP_POLL_ADD, fd, data)->poll32_events = events;
+}
+
+/* Ask for requests on fd back (they complete with -ECANCELED): the one
+ * tagged match, or with how = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL
+ * every one. The cancel's own completion is tagged data. */
+static inline void ring_cancel(ring_t *r, int fd, uint64_t match, unsigned how, uint64_t data)
+{
+    struct io_uring_sqe *sqe = ring_request(r, IORING_OP_ASYNC_CANCEL, fd, data);
+    sqe->cancel_flags = how;
+    sqe->addr = match;
+}
+
+/* Copy the next completion to *cqe and hand its slot back; false if none. */
+static inline bool ring_next(ring_t *r, struct io_uring_cqe *cqe)
 {
     unsigned head = *r->cq_head;
     if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-        return NULL;
-    return &r->cqes[head & *r->cq_mask];
+        return false;
+    *cqe = r->cqes[head & *r->cq_mask];
+    __atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+    return true;
 }
 
-static inline void ring_cqe_done(ring_t *r)
+/* The pool buffer a receive completion names, in its flags. */
+static inline unsigned cqe_buffer(unsigned flags)
 {
-    __atomic_store_n(r->cq_head, *r->cq_head + 1, __ATOMIC_RELEASE);
+    return flags >> IORING_CQE_BUFFER_SHIFT;
 }
 
 static inline void ring_close(ring_t *r)
@@ -182,9 +244,11 @@ static inline char *pool_buffer(const buffer_pool_t *b, unsigned bid)
 }
 
 /* count (a power of two) buffers of size bytes as group gid
- * (IORING_REGISTER_PBUF_RING, 5.19). 0, or the errno. */
-static inline int pool_open(ring_t *r, buffer_pool_t *b, unsigned count, unsigned size, int gid)
+ * (IORING_REGISTER_PBUF_RING, 5.19). 0, or the errno; *why names the step. */
+static inline int pool_open(ring_t *r, buffer_pool_t *b, unsigned count, unsigned size, int gid,
+                            const char **why)
 {
+    *why = "IORING_REGISTER_PBUF_RING (Linux 5.19+)";
     *b = (buffer_pool_t){.count = count, .size = size,
                          .ring_len = count * sizeof(struct io_uring_buf)};
     void *ring = mmap(NULL, b->ring_len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE,

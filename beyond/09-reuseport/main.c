@@ -49,7 +49,6 @@ static LOOP_LOCAL char buf[BUF_SIZE]; /* one read at a time, shared by this loop
 static LOOP_LOCAL int listen_fd;
 static LOOP_LOCAL long accepted;      /* connections this loop took: -v prints it */
 static bool verbose;
-static int loops;                     /* -t: how many */
 static int listeners[MAX_LOOPS];      /* one per loop, all on the same port */
 
 #define MAX_EVENTS 256 /* ready fds taken per epoll_wait(); more wait a turn */
@@ -183,12 +182,14 @@ static void accept_clients(void)
     for (int taken = 0; taken < ACCEPT_BATCH; taken++) {
         int fd = accept(listen_fd, NULL, NULL);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue; /* a signal, or a client that gave up while queued */
+            if (accept_retry_at_once(errno))
+                continue; /* a signal, or a client that failed while queued (net.h) */
             /* EAGAIN: all who queued are in. Out of fds (EMFILE, ENFILE) the
              * client stays queued and the listener readable, and we would
-             * spin: accept_failed() stops watching it for a while (events.h). */
-            accept_failed(errno);
+             * spin: a pause begins, and we stop watching it for a while; an
+             * EAGAIN after the pause ends it (accept_failed(): events.h). */
+            if (accept_failed(errno))
+                watch_listener(!accept_paused());
             return;
         }
         /* A limit raised while we run (prlimit --pid) allows fds past the table. */
@@ -211,16 +212,6 @@ static void accept_clients(void)
 }
 
 /* ---- one loop per core --------------------------------------------------- */
-
-static int on_loops_option(int opt, const char *arg)
-{
-    char *end;
-    long n = strtol(arg, &end, 10);
-    if (opt != 't' || *end != '\0' || n < 1 || n > MAX_LOOPS)
-        return -1;
-    loops = (int)n;
-    return 0;
-}
 
 /* 07's main() from its table on, once per loop; id 0 runs on the main thread. */
 static void *run_loop(void *arg)
@@ -246,8 +237,9 @@ static void *run_loop(void *arg)
     }
 
     while (!stop_requested) {
+        int timeout = ms_until_accept_retry(); /* -1 unless accept() is paused (events.h) */
         struct epoll_event events[MAX_EVENTS];
-        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, ms_until_accept_retry());
+        int nready = epoll_wait(epoll_fd, events, MAX_EVENTS, timeout);
         if (nready < 0) {
             if (errno == EINTR)
                 continue;
@@ -263,8 +255,8 @@ static void *run_loop(void *arg)
             else if (conns[fd])
                 on_ready(conns[fd]);
         }
-        if (ms_until_accept_retry() == 0)
-            accept_clients(); /* paused, and a client left or the retry is due (events.h) */
+        if (timeout == 0)
+            accept_clients(); /* paused, and the retry was due as the turn began (events.h) */
     }
 
     for (long fd = 0; fd < max_fds; fd++)
@@ -282,7 +274,7 @@ int main(int argc, char **argv)
 {
     server_options_t opts;
     loops = default_loops();
-    parse_options(argc, argv, &opts, "t:", " [-t LOOPS]", on_loops_option);
+    parse_options(argc, argv, &opts, "t:", " [-t LOOPS]", on_loops_option); /* reuseport.h */
     verbose = opts.verbose;
     install_signal_handlers();
     claim_port(&opts); /* a port in use fails here, as in every rung */
