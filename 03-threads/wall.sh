@@ -139,7 +139,7 @@ wall() {
     linux_stacks="stacks of ulimit -s, often 8 MiB"
     walls "$here; a thread's default stack: $stack_kib KiB" \
         "Linux: no cap per process (kernel.threads-max for the system); $linux_stacks" \
-        "macOS: kern.num_taskthreads per process (2048 to 16 384 by model, 4096 on many); 512 KiB" \
+        "macOS: kern.num_taskthreads per process (1024 x the memory scale: 2048 at 8 GB); 512 KiB" \
         "       stacks whatever ulimit -s says" \
         "FreeBSD: kern.threads.max_threads_per_proc per process; 2 MiB stacks (64-bit)"
 }
