@@ -130,7 +130,7 @@ selected() {
 
 no_match() {
     echo "test.sh: no test in build/dev or build/tsan matches: ctest $*" >&2
-    echo "  (ctest --preset dev -N $* lists what it picks; tests/ is built on Linux only)" >&2
+    echo "  (ctest --preset dev -N $* lists what it picks)" >&2
     return 1
 }
 
@@ -143,7 +143,7 @@ run_tests() {
     shift
     if [ "$(selected "$preset" ${1+"$@"})" -eq 0 ]; then
         echo "test.sh: no test in build/$preset matches: ctest ${*:-(everything)}" >&2
-        echo "  (ctest --preset $preset -N lists them; tests/ is built on Linux only)" >&2
+        echo "  (ctest --preset $preset -N lists them)" >&2
         return 1
     fi
     ctest --preset "$preset" -j "$jobs" --no-tests=error ${1+"$@"}
