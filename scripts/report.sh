@@ -333,6 +333,8 @@ Beyond the ladder, beside 07-epoll: $(finding beyond).
 
 09-reuseport against 07-epoll: $(finding reuseport).
 
+One loop per core, on server CPUs of its own: $(finding cores).
+
 Every step (medians over the sweeps):
 
 $(md curves.csv rung=rung n=N rate_offered="offered" rate_achieved=achieved \

@@ -27,7 +27,9 @@
 #   report.md     machine, settings, tables and verdicts
 #   logs/         apt's log, stderr of servers and loadgen when they said anything
 # The report is made by scripts/report.sh from raw/ alone, and the verdicts
-# are printed at the end.
+# are printed at the end. Outside the verdicts, two findings: system calls
+# per message under strace (05, 07, 08, 09; after the timed runs), and, with
+# CORES_MIN_CPUS (4) allowed CPUs or more, 07 against 09 on half of them.
 #
 # Platforms: Linux (the reference), macOS and FreeBSD. Needs bash (3.2 is
 # enough; FreeBSD: pkg install bash), make and a C compiler; without cmake
@@ -260,6 +262,9 @@ CLIENT_THREADS=$((${#CPUS[@]} - 1))
 [ "$CLIENT_THREADS" -gt 8 ] && CLIENT_THREADS=8
 CURVE_CLIENT_CPUS=$(echo "${CPUS[*]:1:$CLIENT_THREADS}" | tr ' ' ',')
 [ -n "$CURVE_CLIENT_CPUS" ] || CURVE_CLIENT_CPUS=$C10K_CLIENT_CPU
+# One loop per core (measure_cores): with this many allowed CPUs or more.
+CORES_MIN_CPUS=${CORES_MIN_CPUS:-4}
+CORES_STATUS="" CORES_SERVER_CPUS="" CORES_CLIENT_THREADS=""
 PIN_WHERE="(scan: server and loadgen both on CPU $SCAN_CPU; load runs: server on CPU"
 PIN_WHERE="$PIN_WHERE $C10K_SERVER_CPU, loadgen on CPU $C10K_CLIENT_CPU)."
 case $PIN in
@@ -683,6 +688,46 @@ curve() {
         --threads "$CLIENT_THREADS" --server-pid @PID
 }
 
+# One loop per core, where there are cores for it: 07-epoll and 09-reuseport
+# (-t S) swept on the same S server CPUs, loadgen's threads on the others.
+# The curves pin every server to one CPU, where 09's loops share it; this
+# is the run in which 09 can gain. It needs CORES_MIN_CPUS allowed CPUs
+# (half for the server, half for loadgen) and CPU pinning; else one line
+# per rung says why it was not measured.
+measure_cores() {
+    local why="" s threads cpus rung extra tags n=${CURVE_NS##* }
+    s=$((${#CPUS[@]} / 2))
+    if [ -n "$CURVE_STATUS" ]; then why=$CURVE_STATUS
+    elif [ "$SMOKE" = 1 ] || [ "$QUICK" = 1 ]; then why="a --quick run does not sweep 09"
+    elif [ ! -x "$BIN/09-reuseport" ]; then why="09-reuseport is not built on this platform"
+    elif [ -z "$C10K_SERVER_CPU" ]; then why="no CPU pinning here"
+    elif [ "${#CPUS[@]}" -lt "$CORES_MIN_CPUS" ]; then
+        why="${#CPUS[@]} allowed CPUs; one loop per core against one loop needs"
+        why="$why $CORES_MIN_CPUS, half for the server and half for loadgen's threads"
+    fi
+    if [ -n "$why" ]; then
+        CORES_STATUS=$why
+        log "cores: not measured: $why"
+        for rung in 07-epoll 09-reuseport; do
+            skip_run "$RAW/cores.jsonl" "\"rung\":\"$rung\",\"n\":$n,\"run\":1" "$why"
+        done
+        return 0
+    fi
+    cpus=$(echo "${CPUS[*]:0:$s}" | tr ' ' ',')
+    threads=$((${#CPUS[@]} - s)); [ "$threads" -gt 8 ] && threads=8
+    CORES_SERVER_CPUS=$cpus CORES_CLIENT_THREADS=$threads
+    for rung in 07-epoll 09-reuseport; do
+        extra=""; [ "$rung" = 09-reuseport ] && extra="-t $s"
+        tags="\"rung\":\"$rung\",\"n\":$n,\"run\":1"
+        log "cores: $rung on CPUs $cpus, loadgen on $threads thread(s), $CURVE_RATES msgs/s"
+        # shellcheck disable=SC2086 # extra is -t S or nothing
+        SERVER_ARGS=$extra LOADGEN_CPU=$(echo "${CPUS[*]:$s:$threads}" | tr ' ' ',') \
+            one_run "$RAW/cores.jsonl" "$tags" 120 "$rung" "$cpus" \
+            c10k -n "$n" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
+            --threads "$threads" --server-pid @PID
+    done
+}
+
 # The yardstick: YARD_PAIRS pairs of runs, YARD_RUNG and libuv, the order
 # within each pair drawn at random (and recorded), at one rate.
 measure_yardstick() {
@@ -707,7 +752,9 @@ measure_yardstick() {
 # strace slows the server it traces, so no timed figure comes from it.
 measure_syscalls() {
     source "$ROOT/scripts/lib/syscalls.sh"
-    [ "$PLATFORM" = Linux ] && { optional_tool strace "system calls per message were not counted" || true; }
+    if [ "$PLATFORM" = Linux ]; then
+        optional_tool strace "system calls per message were not counted" || true
+    fi
     syscalls_measure
 }
 
@@ -797,6 +844,7 @@ write_settings() {
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
+        CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
         ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED \
         PLATFORM PORTABLE PIN_TEXT KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS \
         SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
@@ -836,6 +884,7 @@ measure_memory
 measure_scan
 measure_c10k
 measure_curves
+measure_cores
 measure_yardstick
 measure_syscalls
 

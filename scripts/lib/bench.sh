@@ -73,7 +73,9 @@ start_server() {
     [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
     SERVER_NAME=$rung
     SERVER_TAG=$2
-    server_start "$TMP" "$exe" "${3:-}" && return 0
+    # SERVER_ARGS: options for the server itself (e.g. 09-reuseport's -t).
+    # shellcheck disable=SC2086 # a list of options
+    server_start "$TMP" "$exe" "${3:-}" ${SERVER_ARGS:-} && return 0
     START_ERR=$SERVER_ERR
     log "PROBLEM: $SERVER_TAG: $START_ERR"
     keep_server_log

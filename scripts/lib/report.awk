@@ -94,6 +94,7 @@ BEGIN {
     server_figures = ENVIRON["SERVER_FIGURES"]
     # The rung set beside libuv: 07-epoll, or 06-kqueue where there is no
     # epoll (libuv is a kqueue loop there).
+    CK = "curves"                          # the sweeps capacity() reads
     yard_rung = ENVIRON["YARD_RUNG"]; if (yard_rung == "") yard_rung = "07-epoll"
     # Off Linux: which rungs the platform lacks, and the memory figure it has.
     skip_rungs = ENVIRON["SKIP_RUNGS"]; skip_why = ENVIRON["SKIP_WHY"]
@@ -123,6 +124,9 @@ BEGIN {
         "server_cpu_us_per_msg" \
         " server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us rtt_p999_us late_sends" \
         " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue echoes_per_conn_min:min"
+    # One loop per core (measure_cores): 07-epoll and 09-reuseport swept on
+    # the same server CPUs, rows as the curves'.
+    T["cores"] = T["curves"]
     # The yardstick's pairs: one row per server and pair.
     T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us " \
         "rate_achieved"
@@ -535,22 +539,23 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
 
 # ---- the walls: load curves, capacities, the yardstick -------------------------
 
-# What one step of a load curve says (group g = "rung,n,rate"): "fault" (the
+# What one step of a load curve says (group g = "rung,n,rate", of the sweeps
+# CK: "curves", or "cores" for finding_cores): "fault" (the
 # server misbehaved), "gone" (no result), "client" (loadgen fell behind its
 # schedule: the step is nobody's), "slow" (the server did not keep up),
 # "late" (it kept up above the objective) or "ok".
 function step_kind(g,    part, offered, got, sends, late, p) {
-    if (("curves", g) in nfault) return "fault"
-    if (("curves", g) in err || ("curves", g) in plat) return "gone"
+    if ((CK, g) in nfault) return "fault"
+    if ((CK, g) in err || (CK, g) in plat) return "gone"
     split(g, part, ",")
     offered = part[3] + 0
-    got = stat("curves", g, "rate_achieved", "median")
-    sends = got * stat("curves", g, "window_s", "median")
-    late = stat("curves", g, "late_sends", "median")
-    if (stat("curves", g, "client_bound", "ntrue") > 0 || (sends > 0 && late / sends > CLIENT_LATE))
+    got = stat(CK, g, "rate_achieved", "median")
+    sends = got * stat(CK, g, "window_s", "median")
+    late = stat(CK, g, "late_sends", "median")
+    if (stat(CK, g, "client_bound", "ntrue") > 0 || (sends > 0 && late / sends > CLIENT_LATE))
         return "client"
     if (got == "" || got < CURVE_KEPT * offered) return "slow"
-    p = stat("curves", g, "rtt_p" OBJ_PCT "_us", "median")
+    p = stat(CK, g, "rtt_p" OBJ_PCT "_us", "median")
     if (p == "" || p > OBJ_US) return "late"
     return "ok"
 }
@@ -563,13 +568,13 @@ function step_kind(g,    part, offered, got, sends, late, p) {
 # FLOOR (the lowest p90 of the server's steps, us).
 function capacity(rung, n,    i, g, part, k, pv, steps, failed_above, client_above, first_fail) {
     CAP = ""; CAP_AT_LEAST = 0; CAP_WHY = ""; CAP_G = ""; FLOOR = ""
-    for (i = 1; i <= rows["curves"]; i++) {
-        g = order["curves", i]
+    for (i = 1; i <= rows[CK]; i++) {
+        g = order[CK, i]
         split(g, part, ",")
         if (part[1] != rung || part[2] != n) continue
         steps++
         k = step_kind(g)
-        pv = stat("curves", g, "rtt_p" OBJ_PCT "_us", "median")
+        pv = stat(CK, g, "rtt_p" OBJ_PCT "_us", "median")
         if (k != "client" && pv != "" && (FLOOR == "" || pv + 0 < FLOOR + 0)) FLOOR = pv
         if (k == "ok") { CAP = part[3] + 0; CAP_G = g; failed_above = client_above = 0; continue }
         if (k == "client") { client_above = 1; continue }
@@ -907,6 +912,26 @@ function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, tex
     finding("reuseport", text)
 }
 
+# One loop per core against one, on cores of their own (measure_cores): 07
+# and 09 swept on the same S server CPUs with loadgen's threads on the rest.
+function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
+    st = ENVIRON["CORES_STATUS"]
+    if (st != "") { finding("cores", "not measured: " st); return }
+    if (!("cores" in seen)) { finding("cores", "not measured: no raw/cores.jsonl"); return }
+    CK = "cores"
+    c7 = capacity_text("07-epoll", curve_n); k7 = CAP; l7 = CAP_AT_LEAST
+    c9 = capacity_text("09-reuseport", curve_n); k9 = CAP; l9 = CAP_AT_LEAST
+    CK = "curves"
+    text = sprintf("server on CPUs %s, loadgen on %s thread(s), %s connections: " \
+        "09-reuseport (a loop per server CPU) %s against 07-epoll %s",
+        ENVIRON["CORES_SERVER_CPUS"], ENVIRON["CORES_CLIENT_THREADS"], curve_n, c9, c7)
+    if (k7 != "" && k9 != "")
+        text = text sprintf("; 09 reached %s x 07's capacity%s", fixed(k9 / k7, 2),
+            l7 || l9 ? " (a bound: " (l9 ? "09" : "07") " was not pushed to its wall)" : "")
+    else if (k7 == "" && k9 != "") text = text "; 09 met the objective where 07 met it at no rate"
+    finding("cores", text)
+}
+
 END {
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
@@ -927,4 +952,5 @@ END {
     finding_syscalls()
     finding_beyond()
     finding_reuseport()
+    finding_cores()
 }

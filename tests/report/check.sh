@@ -19,7 +19,8 @@ client-errors pss-unreadable missing-files failed-runs empty-values not-reproduc
 fault-stall fault-idle fault-busy-poll fault-memory fault-select fault-scan-n fault-scan-ready
 fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-client-bound
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
-syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus"
+syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
+cores-measured cores-few-cpus"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -245,6 +246,20 @@ reuseport-spare-cpus) # 8 CPUs unpinned, loadgen on 3 threads: 5 left for 09's l
     setting CLIENT_THREADS 3
     setting CURVE_CLIENT_CPUS 1,2,3
     setting C10K_SERVER_CPU "" ;;
+cores-measured) # 8 CPUs, 4 for the server: 07 slows from 16000, 09 keeps up to the top
+    setting CORES_SERVER_CPUS 0,1,2,3
+    setting CORES_CLIENT_THREADS 4
+    awk '/"rung":"07-epoll"/ {
+        sub(/"late_sends":[0-9]*/, "\"late_sends\":0"); sub(/"client_bound":true/, "\"client_bound\":false")
+        sub(/"rtt_p90_us":[0-9.]*/, "\"rtt_p90_us\":500.0"); line = $0
+        if (match($0, /"rate_offered":[0-9]+/) && substr($0, RSTART + 15, RLENGTH - 15) + 0 >= 16000)
+            sub(/"rate_achieved":[0-9.]*/, "\"rate_achieved\":9000.0", line)
+        print line; l9 = $0; sub(/"rung":"07-epoll"/, "\"rung\":\"09-reuseport\"", l9); print l9
+    }' "$RAW/curves.jsonl" >"$RAW/cores.jsonl" ;;
+cores-few-cpus) # what reproduce.sh writes on this 2-CPU machine
+    setting CORES_STATUS "2 allowed CPUs; one loop per core against one loop needs 4"
+    stub '"rung":"07-epoll","n":10000,"run":1' "not measured: 2 allowed CPUs" platform \
+        >"$RAW/cores.jsonl" ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
@@ -272,6 +287,7 @@ good)
     # 08's canned curve falls behind at 64000: its capacity is 32000, the
     # highest step all three kept up with.
     finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); 08-io_uring 32000 msgs/s; 09-reuseport at least 64000"
+    finding cores "not measured: no raw/cores.jsonl"
     finding beyond "at 32000 msgs/s, which all of them kept up with: 07-epoll 13.45 us CPU and 0.52 context switches per message; 08-io_uring 14.12 us CPU and 0.81"
     in_report "Beyond the ladder, beside 07-epoll: capacity at 10000 connections"
     finding reuseport "2 allowed CPU(s), loadgen on 1 thread(s) (CPU(s) 1), the server pinned to CPU 0: 09-reuseport's 2 loops share that one CPU"
@@ -296,6 +312,19 @@ syscalls-fault)
     all_reproduced_but
     finding syscalls "07-epoll: the server misbehaved under strace: run 1: 2 lost"
     finding syscalls "08-io_uring: 1.94 system calls per message" ;;
+cores-measured)
+    all_reproduced_but
+    finding cores "server on CPUs 0,1,2,3, loadgen on 4 thread(s), 10000 connections"
+    finding cores "09-reuseport (a loop per server CPU) at least 64000 msgs/s (the top of the sweep) against 07-epoll 8000 msgs/s"
+    finding cores "09 reached 8.00 x 07's capacity (a bound: 09 was not pushed to its wall)"
+    # The curves' own capacities are untouched by the cores sweep.
+    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep)"
+    grep -q '^07-epoll,10000,16000.0,1,9000,' "$WORK/cores.csv" ||
+        { echo "FAIL: cores.csv lacks 07-epoll's slow step"; FAILS=$((FAILS + 1)); } ;;
+cores-few-cpus)
+    all_reproduced_but
+    finding cores "not measured: 2 allowed CPUs; one loop per core against one loop needs 4"
+    in_report "One loop per core, on server CPUs of its own: not measured: 2 allowed CPUs" ;;
 reuseport-unpinned)
     all_reproduced_but
     finding reuseport "nothing pinned: the client and the server share the CPUs, so 09-reuseport's loops compete with loadgen's threads and no gain can show"
