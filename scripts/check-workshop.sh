@@ -222,13 +222,22 @@ suite_tests() {
 # build_suite: echo_tests from the base tree, once, with the fault library
 # that some of its tests preload into the server (built as tests/CMakeLists.txt
 # builds it: without sanitizers, as it sits in front of the server's).
+# The harness reads processes through clients/proc_<reader>.c, the one
+# tests/CMakeLists.txt picks: this system's, or the portable one (ps(1))
+# under LADDER_FORCE_PORTABLE=1.
 build_suite() {
-    local lib=$scratch/bin/libladder_fault.so
+    local lib=$scratch/bin/libladder_fault.so reader
+    case $(uname -s) in
+    Linux) reader=linux ;; Darwin) reader=macos ;; FreeBSD) reader=freebsd ;; *) reader=portable ;;
+    esac
+    [ "${LADDER_FORCE_PORTABLE:-0}" = 1 ] && reader=portable
+    HARNESS_SRCS="$src/tests/harness.c $src/clients/proc.c $src/clients/proc_$reader.c"
     mkdir -p "$scratch/bin" &&
         $CC -std=c11 -Wall -Wextra -Werror -O1 -shared -fPIC -o "$lib" \
             "$src/tests/fault.c" -ldl >"$logs/suite.log" 2>&1 &&
-        $CC $TEST_CFLAGS -DLADDER_FAULT_LIB="\"$lib\"" -I"$src/tests" -o "$scratch/bin/echo_tests" \
-            "$src/tests/echo_tests.c" "$src/tests/harness.c" -lm >>"$logs/suite.log" 2>&1
+        $CC $TEST_CFLAGS -DLADDER_FAULT_LIB="\"$lib\"" -I"$src/tests" \
+            -o "$scratch/bin/echo_tests" "$src/tests/echo_tests.c" $HARNESS_SRCS \
+            -lm >>"$logs/suite.log" 2>&1
 }
 
 # ---- the test pool ----------------------------------------------------------
@@ -399,7 +408,8 @@ build_rungs() {
     done
 }
 
-# build_added PATCH: the test programs it adds, one compiler call each.
+# build_added PATCH: the test programs it adds, one compiler call each, with
+# the harness they link (ladder_harness in CMake: HARNESS_SRCS here).
 build_added() {
     local t exe rung srcs
     added_tests "$1" >"$plan/added"
@@ -408,7 +418,7 @@ build_added() {
         srcs=$(added_sources "$1" "$exe")
         echo "== build $exe: $srcs" >>"$log"
         # shellcheck disable=SC2086 # TEST_CFLAGS and the sources are lists
-        if ! (cd "$src/tests" && $CC $TEST_CFLAGS -I. -o "$kept/$np/$exe" $srcs -lm) \
+        if ! (cd "$src/tests" && $CC $TEST_CFLAGS -I. -o "$kept/$np/$exe" $srcs $HARNESS_SRCS -lm) \
             >>"$log" 2>&1; then
             early "does not build: $exe; log: $log"
             return 1
