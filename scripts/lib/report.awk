@@ -925,9 +925,13 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
     text = sprintf("server on CPUs %s, loadgen on %s thread(s), %s connections: " \
         "09-reuseport (a loop per server CPU) %s against 07-epoll %s",
         ENVIRON["CORES_SERVER_CPUS"], ENVIRON["CORES_CLIENT_THREADS"], curve_n, c9, c7)
-    if (k7 != "" && k9 != "")
-        text = text sprintf("; 09 reached %s x 07's capacity%s", fixed(k9 / k7, 2),
-            l7 || l9 ? " (a bound: " (l9 ? "09" : "07") " was not pushed to its wall)" : "")
+    # A capacity the client or the sweep's top held back is a lower bound,
+    # and so is the ratio it stands over (or an upper one, under it).
+    if (k7 != "" && k9 != "" && l7 && l9)
+        text = text "; both were held back before their walls, so no ratio"
+    else if (k7 != "" && k9 != "")
+        text = text sprintf("; 09 reached %s%s x 07's capacity", l9 ? "at least " : \
+            l7 ? "at most " : "", fixed(k9 / k7, 2))
     else if (k7 == "" && k9 != "") text = text "; 09 met the objective where 07 met it at no rate"
     finding("cores", text)
 }
