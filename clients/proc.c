@@ -42,6 +42,20 @@ bool proc_exists(long pid)
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+void proc_fd_seen(proc_fds_seen_t *seen, long fd)
+{
+    if (fd >= 0 && fd < PROC_FDS_SEEN)
+        seen->used[fd] = true;
+}
+
+int proc_lowest_unseen(const proc_fds_seen_t *seen)
+{
+    int fd = 0;
+    while (fd < PROC_FDS_SEEN && seen->used[fd])
+        fd++;
+    return fd;
+}
+
 int proc_by_pid(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;

@@ -228,23 +228,17 @@ int proc_open_fds(long pid, int *lowest_free)
     char *buf = file_table(pid, &len);
     if (!buf)
         return -1;
-    enum { MAX_SEEN = 4096 };
-    static bool used[MAX_SEEN];
-    memset(used, 0, sizeof used);
+    static proc_fds_seen_t seen;
+    memset(&seen, 0, sizeof seen);
     int count = 0;
     for (const struct kinfo_file *kf; (kf = next_file(buf, len, &at)) != NULL;)
         if (kf->kf_fd >= 0) { /* the negative ones: cwd, root, text, ... */
             count++;
-            if (kf->kf_fd < MAX_SEEN)
-                used[kf->kf_fd] = true;
+            proc_fd_seen(&seen, kf->kf_fd);
         }
     free(buf);
-    if (lowest_free) {
-        int fd = 0;
-        while (fd < MAX_SEEN && used[fd])
-            fd++;
-        *lowest_free = fd;
-    }
+    if (lowest_free)
+        *lowest_free = proc_lowest_unseen(&seen);
     return count;
 }
 

@@ -350,26 +350,19 @@ int proc_open_fds(long pid, int *lowest_free)
     DIR *dir = opendir(path);
     if (!dir)
         return -1;
-    enum { MAX_SEEN = 4096 };
-    static bool used[MAX_SEEN];
-    memset(used, 0, sizeof used);
+    static proc_fds_seen_t seen;
+    memset(&seen, 0, sizeof seen);
     int count = 0;
     struct dirent *d;
     while ((d = readdir(dir)) != NULL) {
         if (d->d_name[0] == '.')
             continue;
         count++;
-        long fd = strtol(d->d_name, NULL, 10);
-        if (fd >= 0 && fd < MAX_SEEN)
-            used[fd] = true;
+        proc_fd_seen(&seen, strtol(d->d_name, NULL, 10));
     }
     closedir(dir);
-    if (lowest_free) {
-        int fd = 0;
-        while (fd < MAX_SEEN && used[fd])
-            fd++;
-        *lowest_free = fd;
-    }
+    if (lowest_free)
+        *lowest_free = proc_lowest_unseen(&seen);
     return count;
 }
 

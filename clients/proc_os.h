@@ -21,6 +21,15 @@ void proc_note_unsupported(void);
 /* Room for `count` readings in *r (zeroed); 0, or -1 out of memory. */
 int proc_cpu_alloc(proc_cpu_t *r, size_t count);
 
+/* The descriptors a table walk saw, for proc_open_fds()' lowest free one
+ * (those past PROC_FDS_SEEN are counted, not remembered). */
+enum { PROC_FDS_SEEN = 4096 };
+typedef struct {
+    bool used[PROC_FDS_SEEN];
+} proc_fds_seen_t;
+void proc_fd_seen(proc_fds_seen_t *seen, long fd);
+int proc_lowest_unseen(const proc_fds_seen_t *seen);
+
 /* qsort/bsearch order of longs (pids). */
 int proc_by_pid(const void *a, const void *b);
 
