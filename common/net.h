@@ -369,7 +369,7 @@ static inline void on_stop_signal(int sig)
 /*
  * A server may be started by anything: a shell, a supervisor, a test, a
  * program that forgot to tidy up before exec(). Whatever it inherits and
- * relies on, it sets itself (DESIGN.md, "Signals and exit"):
+ * relies on, it sets itself:
  *
  * Descriptors 0-2 may be closed. The next pipe() or socket() would then get
  * one of them: the stop pipe as stdout, say, so that the "listening on" line

@@ -39,8 +39,8 @@
 # passes a solution's test nor catches a bug.
 # One line per patch, then "N passed, N failed" and the time of each phase;
 # exit 1 if anything failed. Logs: build/check-workshop/<kind>-<name>.log.
-# It starts servers: on the shared machine run it under the lock
-# (flock /work/.heavy.lock ...).
+# It starts servers: on a shared machine, run it alone (under a lock:
+# flock FILE scripts/check-workshop.sh).
 #
 # Refresh (for maintainers, after the rungs change): each patch is re-applied
 # onto this tree's HEAD (plus uncommitted edits), first as is and else with a

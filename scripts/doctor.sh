@@ -158,18 +158,14 @@ if have cmake; then
     major=${v% *}; minor=${v#* }
     if [ -n "$v" ] && [ $((major * 1000 + minor)) -ge 3021 ]; then
         ok "cmake $major.$minor (presets need 3.21)"
-    elif [ "$os" = Linux ]; then
+    else
         bad "cmake $major.$minor is older than 3.21 (CMakePresets.json version 3; the tests and" \
             "labs)" \
             "$(install cmake cmake cmake cmake), or a newer one from https://cmake.org/download/"
-    else
-        warn "cmake $major.$minor is older than 3.21: only the tests use it, and they need Linux" \
-            "anyway"
     fi
-elif [ "$os" = Linux ]; then
-    bad "cmake (the tests and the break-it labs)" "$(install cmake cmake cmake cmake)"
 else
-    warn "no cmake: fine here, make wall needs none (the tests and labs need Linux)"
+    bad "cmake (the tests and the break-it labs; make wall needs none)" \
+        "$(install cmake cmake cmake cmake)"
 fi
 
 # Which nc: the guide's framing try-out needs one that half-closes after its

@@ -192,7 +192,7 @@ rungs)
     ;;
 ctest-args)
     # A tree is built only when the selection picks one of its tests: the
-    # ThreadSanitizer tree holds 03-threads' tests alone, so `-R 05-poll:...`
+    # ThreadSanitizer tree holds the threaded code's tests alone, so `-R 05-poll:...`
     # has nothing to run there. A selection that neither tree matches fails.
     in_dev=$(selected dev "$@")
     in_tsan=$(selected tsan "$@")

@@ -1876,7 +1876,7 @@ out:
 /* ======================================================================== */
 
 /*
- * Proves: a server owns its start-up state (DESIGN.md, "Signals and exit").
+ * Proves: a server owns its start-up state (common/net.h, install_signal_handlers).
  * Started with descriptors 0-2 closed, with SIGINT/SIGTERM/SIGCHLD blocked
  * or ignored, or with an open-file limit of START_FD_LIMIT, it serves an
  * echo, sleeps while idle, reaps its children (02), and exits 0 on SIGTERM.

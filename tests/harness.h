@@ -115,7 +115,7 @@ typedef struct {
     const char *const *extra_args;  /* more arguments, NULL-terminated, or NULL */
     long nofile;                    /* > 0: soft and hard RLIMIT_NOFILE */
     const char *asan_options;       /* appended to ASAN_OPTIONS, or NULL */
-    /* Inherited state a server must take in hand (DESIGN.md): */
+    /* Inherited state a server must take in hand (common/net.h): */
     bool std_closed;                /* fds 0-2 closed: port must be set (see
                                        free_port()); ready once it accepts */
     int stop_signals;               /* SIGINT, SIGTERM, SIGCHLD: 0 default,

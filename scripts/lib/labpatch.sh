@@ -1,3 +1,4 @@
+#!/bin/sh
 # Sourced by scripts/lab.sh, scripts/check-workshop.sh and the class tests:
 # how a break-it lab's patch (docs/workshop/bugs/CODE.patch) is stored.
 #

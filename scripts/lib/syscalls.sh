@@ -23,7 +23,8 @@ SYSCALL_ATTACH_S=5   # how long strace may take to attach to every thread
 # syscalls_stub RUNG WHY: the line of a server that was not traced.
 syscalls_stub() {
     printf '{"rung":"%s","requested":%s,"rate_offered":%s,"cause":"platform","error":"%s"}\n' \
-        "$1" "$SYSCALL_N" "$SYSCALL_RATE" "$(printf '%s' "$2" | tr -d '"\\')" >>"$RAW/syscalls.jsonl"
+        "$1" "$SYSCALL_N" "$SYSCALL_RATE" "$(printf '%s' "$2" | tr -d '"\\')" \
+        >>"$RAW/syscalls.jsonl"
     log "syscalls: $1: not measured ($2)"
 }
 
@@ -36,7 +37,8 @@ syscalls_table() {
              print $4, $NF
          }
          END { print total + 0, errors + 0 > "/dev/stderr" }' "$1" 2>"$TMP/strace.total" |
-        sort -rn | awk '{ list = list (NR > 1 ? " " : "") $2 "=" $1 } END { print list }' >"$TMP/strace.calls"
+        sort -rn | awk '{ list = list (NR > 1 ? " " : "") $2 "=" $1 } END { print list }' \
+        >"$TMP/strace.calls"
     printf '%s %s\n' "$(cat "$TMP/strace.total")" "$(cat "$TMP/strace.calls")"
 }
 
@@ -76,7 +78,10 @@ syscalls_one() {
     if ! start_server "$rung" syscalls "$C10K_SERVER_CPU"; then
         case $START_ERR in
         *io_uring*) syscalls_stub "$rung" "io_uring refused here (${START_ERR#*(}" ;;
-        *) LG_OUT=""; save "$RAW/syscalls.jsonl" "$tags" "" "server did not start: $START_ERR" server ;;
+        *)
+            LG_OUT=""
+            save "$RAW/syscalls.jsonl" "$tags" "" "server did not start: $START_ERR" server
+            ;;
         esac
         return 0
     fi
@@ -85,7 +90,8 @@ syscalls_one() {
         syscalls_stub "$rung" "$TRACE_ERR"
         return 0
     fi
-    log "syscalls: $rung under strace -c -f, $SYSCALL_N connections, $SYSCALL_RATE msgs/s for ${SYSCALL_DURATION}s"
+    log "syscalls: $rung under strace -c -f, $SYSCALL_N connections," \
+        "$SYSCALL_RATE msgs/s for ${SYSCALL_DURATION}s"
     LOADGEN_CPU=$C10K_CLIENT_CPU run_loadgen "$tags" $((${SYSCALL_DURATION%.*} + 60)) \
         c10k -n "$SYSCALL_N" --rate "$SYSCALL_RATE" --duration "$SYSCALL_DURATION" -p "$SERVER_PORT"
     syscalls_detach
@@ -96,16 +102,20 @@ syscalls_one() {
     shift 2
     calls="$*"
     msgs=$(printf '%s\n' "$LG_OUT" | awk '{ b = $0; s = $0
-        sub(/.*"bytes_verified":/, "", b); sub(/[,}].*/, "", b); sub(/.*"size":/, "", s); sub(/[,}].*/, "", s)
+        sub(/.*"bytes_verified":/, "", b); sub(/[,}].*/, "", b)
+        sub(/.*"size":/, "", s); sub(/[,}].*/, "", s)
         if (b + 0 > 0 && s + 0 > 0) printf "%d", b / s }')
-    extra="\"tracer\":\"strace -c -f\",\"syscalls\":$total,\"syscall_errors\":$errors,\"messages\":${msgs:-null}"
+    extra="\"tracer\":\"strace -c -f\",\"syscalls\":$total,\"syscall_errors\":$errors"
+    extra="$extra,\"messages\":${msgs:-null}"
     extra="$extra,\"calls\":\"$calls\",\"server_stop\":\"$SERVER_STOP\""
     if [ "$total" -eq 0 ]; then
         LG_OUT=""
-        save "$RAW/syscalls.jsonl" "$tags" "" "strace counted no system calls ($(head -n 1 "$TMP/strace.err"))"
+        save "$RAW/syscalls.jsonl" "$tags" "" \
+            "strace counted no system calls ($(head -n 1 "$TMP/strace.err"))"
         return 0
     fi
-    save "$RAW/syscalls.jsonl" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
+    save "$RAW/syscalls.jsonl" "$tags" "$extra" \
+        "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
     printf '%s\n' "$LG_OUT" | grep -Eq '"(lost|corrupt|unanswered|duplicated|timed_out)":[1-9]' &&
         problem "syscalls: $rung misbehaved under strace ($LG_ERR)"
     [ "$SERVER_STOP" = ok ] || problem "syscalls: $rung $SERVER_STOP"

@@ -5,7 +5,7 @@
 # run's timings in docs/workshop/timings/. The documents are the README,
 # every rung's and beyond server's README, docs/reading-the-figures.md, the
 # workshop guide, handout, cheat sheet and troubleshooting page, and the
-# "expect:" lines that `make wall` prints (common/wall.sh and any
+# "expect:" lines that `make wall` prints (scripts/lib/wall.sh and any
 # NN-name/wall.sh or beyond/NN-name/wall.sh). A figure typed by hand, or
 # left behind by a newer reference run, fails here with its file and line.
 # What counts as a figure is in figures.awk; the few that are no
@@ -29,7 +29,7 @@ cd "$ROOT" || exit 1
 docs=$(ls README.md docs/reading-the-figures.md docs/workshop/README.md docs/workshop/student.md \
     docs/workshop/cheatsheet.md docs/workshop/troubleshooting.md [0-9][0-9]-*/README.md \
     beyond/*/README.md 2>/dev/null)
-walls=$(ls common/wall.sh [0-9][0-9]-*/wall.sh beyond/*/wall.sh 2>/dev/null)
-[ -n "$walls" ] || { echo "FAIL: no wall script (common/wall.sh or NN-name/wall.sh)"; exit 1; }
+walls=$(ls scripts/lib/wall.sh [0-9][0-9]-*/wall.sh beyond/*/wall.sh 2>/dev/null)
+[ -n "$walls" ] || { echo "FAIL: no wall script (scripts/lib/wall.sh or NN-name/wall.sh)"; exit 1; }
 # shellcheck disable=SC2086 # lists of paths without spaces
 awk -f "$HERE/figures.awk" "$tmp" "$HERE/figures.allow" mode=md $docs mode=wall $walls
