@@ -252,17 +252,14 @@ static inline void parse_options(int argc, char **argv, server_options_t *opts,
 
 /* ---- the listening socket ---------------------------------------------- */
 
-/* A socket bound to addr:port. `share`, where not 0, is one more option set
- * before the bind (09-reuseport's SO_REUSEPORT, named share_name: reuseport.h). */
-static inline int bound_socket(const char *addr, const char *port, int share,
-                               const char *share_name)
+static inline int open_listener(const server_options_t *opts)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
     struct addrinfo *ai;
-    int rc = getaddrinfo(addr, port, &hints, &ai);
+    int rc = getaddrinfo(opts->addr, opts->port, &hints, &ai);
     if (rc != 0) /* both numeric and checked: the system lacks that family, or memory */
-        log_msg("address %s port %s: %s", addr, port, gai_strerror(rc)), exit(1);
+        log_msg("address %s port %s: %s", opts->addr, opts->port, gai_strerror(rc)), exit(1);
     int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
     if (fd < 0)
         fatal("socket");
@@ -274,17 +271,9 @@ static inline int bound_socket(const char *addr, const char *port, int share,
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
         fatal("setsockopt SO_REUSEADDR");
-    if (share && setsockopt(fd, SOL_SOCKET, share, &one, sizeof one) < 0)
-        fatal("setsockopt %s", share_name);
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
-        fatal("bind %s port %s", addr, port);
+        fatal("bind %s port %s", opts->addr, opts->port);
     freeaddrinfo(ai);
-    return fd;
-}
-
-static inline int open_listener(const server_options_t *opts)
-{
-    int fd = bound_socket(opts->addr, opts->port, 0, NULL);
     if (listen(fd, LISTEN_BACKLOG) < 0)
         fatal("listen");
     return fd;

@@ -60,7 +60,24 @@ static inline int on_loops_option(int opt, const char *arg)
 
 static inline int bind_listener(const server_options_t *opts, const char *port, bool share)
 {
-    return bound_socket(opts->addr, port, share ? SHARE_PORT : 0, SHARE_PORT_NAME);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *ai;
+    int rc = getaddrinfo(opts->addr, port, &hints, &ai);
+    if (rc != 0)
+        log_msg("address %s port %s: %s", opts->addr, port, gai_strerror(rc)), exit(1);
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0)
+        fatal("socket");
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+        fatal("setsockopt SO_REUSEADDR");
+    if (share && setsockopt(fd, SOL_SOCKET, SHARE_PORT, &one, sizeof one) < 0)
+        fatal("setsockopt %s", SHARE_PORT_NAME);
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+        fatal("bind %s port %s", opts->addr, port);
+    freeaddrinfo(ai);
+    return fd;
 }
 
 /*
