@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce the I/O ladder's measurements on this machine, with one command.
 #
-#   scripts/reproduce.sh            the default run (under 6 minutes on 2 cores)
+#   scripts/reproduce.sh            the default run (6-7 minutes on 2 cores)
 #   scripts/reproduce.sh --full     also the load curves at 100 and 1000
 #                                   connections, and 3 sweeps per curve
 #   scripts/reproduce.sh --quick    fewer repetitions, smaller N (under 2 minutes)
@@ -122,8 +122,8 @@ fi
 export LADDER_FORCE_PORTABLE=$PORTABLE
 
 # ---- settings -------------------------------------------------------------
-# Sized to finish within 5 minutes on a 2-core machine (measured: 3 min 50 s
-# on an idle one). The headline figures come from 3 runs each (median, with
+# Sized to finish within 7 minutes on a 2-core machine (measured: 6 min 20 s
+# on a shared one, with the system-call counts). The headline figures come from 3 runs each (median, with
 # min and max in the report); counts that do not vary (the select ceiling,
 # memory per connection in pages) from one. 02-fork and 03-threads are
 # scanned only up to 1000 idle, once: their line is flat, and 10 000
