@@ -123,9 +123,9 @@ export LADDER_FORCE_PORTABLE=$PORTABLE
 
 # ---- settings -------------------------------------------------------------
 # Sized to finish within 7 minutes on a 2-core machine (measured: 6 min 20 s
-# on a shared one, with the system-call counts). The headline figures come from 3 runs each (median, with
-# min and max in the report); counts that do not vary (the select ceiling,
-# memory per connection in pages) from one. 02-fork and 03-threads are
+# on a shared one, with the system-call counts). The headline figures come
+# from 3 runs each (median, with min and max in the report); counts that do
+# not vary (the select ceiling, memory per connection in pages) from one. 02-fork and 03-threads are
 # scanned only up to 1000 idle, once: their line is flat, and 10 000
 # processes take 15 s to fork here (the memory and C10K runs still fork
 # 10 000).
