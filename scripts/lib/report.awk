@@ -805,9 +805,13 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
                 shown(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
         if (shim(R[i])) text = text shim_label()
     }
-    if (!shown_n && WHY == "" && MIS == "")
-        skip("no rung's wall showed on the server's side (" substr(unmeasured, 3) \
-            ": client-bound, contended or past the sweep before it)")
+    # Nothing shown at all: a host too busy is a measurement not made (see
+    # the report's contention line); a client or a sweep too short, a skip.
+    if (!shown_n && WHY == "" && MIS == "") {
+        t = "no rung's wall showed on the server's side (" substr(unmeasured, 3) \
+            ": client-bound, contended or past the sweep before it)"
+        if (text ~ /contended before the wall/) why(t); else skip(t)
+    }
     verdict("walls", !bad, sprintf("capacity = the highest offered rate kept up with (>= %s of " \
         "it achieved) with a p%s service time <= %s us, below the first step the server failed; " \
         "a wall shows where the server failed a step while the client had headroom (a side is " \
@@ -837,6 +841,7 @@ function light_steps(rung, n, want,    i, g, part, list, got) {
         split(g, part, ",")
         if (part[1] != rung || part[2] != n) continue
         if (stat("curves", g, "server_cpu_us_per_msg", "median") == "") continue
+        if (2 * stat("curves", g, "contended", "ntrue") > nval["curves", g, "contended"]) continue
         list = list " " part[3]; got++
     }
     return substr(list, 2)
@@ -865,6 +870,11 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         text = text sprintf(", %s %s", rung, capacity_text(rung, curve_n))
         if (shim(rung)) { text = text shim_label(); continue }
         c = CAP; f7 = FLOOR
+        if (CAP_WHY == "every step was contended" || f5 == "") {
+            why(rung " or 05-poll: no step free of contention (the host was busy: the report's " \
+                "contention line)")
+            continue
+        }
         loops++
         if (c == "" || c + 0 < C10K_WALL_FACTOR * poll || c + 0 == 0) bad = 1
         # CPU per message at the lightest rates both kept up with.
