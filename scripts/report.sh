@@ -210,6 +210,7 @@ before ${M_LISTEN_BEFORE:-unknown}, after ${M_LISTEN_AFTER:-unknown}.
 Platform: $PLATFORM$portable.
 $KQUEUE_TEXT
 ${PIN_TEXT:-Pinning: server and loadgen pinned with taskset, as the settings below say.}
+Measured at commit ${M_COMMIT:-unknown}.
 Host before the run: ${HOST_TEXT:-not recorded}.
 Server CPU: ${CGROUP_TEXT:-summed over its processes}.
 Contention in the load curves: $(contention_summary).

@@ -906,7 +906,7 @@ write_settings() {
         SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
-        CURVE_RETRIES KNEE_REPS RUN_SEED HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
+        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
         CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
@@ -935,6 +935,8 @@ M_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 M_LISTEN_BEFORE=$(listen_counters)
 describe_machine
 RUN_SEED=${RUN_SEED:-$$}
+M_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) || M_COMMIT="not a git checkout"
+git -C "$ROOT" diff --quiet HEAD 2>/dev/null || M_COMMIT="$M_COMMIT with uncommitted changes"
 cgroup_init
 host_busy "$HOST_SAMPLE_S"
 if [ -n "$HOST_BUSY" ]; then
@@ -943,6 +945,24 @@ if [ -n "$HOST_BUSY" ]; then
     log "host: $HOST_TEXT"
 else
     HOST_TEXT="not measured here (no /proc/stat)"
+fi
+# What a reference measured: the commit and the tree of every path whose
+# change moves a figure (tests/docs/reference.sh holds the reference to
+# them). It is made from committed code only.
+REFERENCE_PATHS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll common beyond"
+REFERENCE_PATHS="$REFERENCE_PATHS clients scripts/lib scripts/reproduce.sh"
+if [ "$REFERENCE" = 1 ]; then
+    # shellcheck disable=SC2086 # a list of paths
+    if ! git -C "$ROOT" diff --quiet HEAD -- $REFERENCE_PATHS 2>/dev/null; then
+        echo "reproduce.sh: --reference measures committed code only: commit the changes" \
+            "to $REFERENCE_PATHS first" >&2
+        exit 1
+    fi
+    REFERENCE_TREES="commit $(git -C "$ROOT" rev-parse HEAD)"
+    for p in $REFERENCE_PATHS; do
+        REFERENCE_TREES="$REFERENCE_TREES
+$p $(git -C "$ROOT" rev-parse "HEAD:$p")"
+    done
 fi
 if [ "$REFERENCE" = 1 ] && [ -n "$HOST_BUSY" ] &&
     awk -v b="$HOST_BUSY" -v s="$HOST_STEAL" -v q="$HOST_QUIET_PCT" 'BEGIN { exit !(b + s > q) }'; then
@@ -978,10 +998,12 @@ bash "$ROOT/scripts/report.sh" "$RESULTS"
 report_rc=$?
 [ "$N_FAILURES" -gt 0 ] && grep '^measurement not made' "$RAW/problems.txt"
 if [ "$REFERENCE" = 1 ] && [ "$report_rc" -eq 0 ]; then
-    rm -rf "$ROOT/docs/reference" && mkdir -p "$ROOT/docs/reference"
+    rm -rf "$ROOT/docs/reference" && mkdir -p "$ROOT/docs/reference/raw"
     cp "$RESULTS"/report.md "$RESULTS"/verdicts.tsv "$RESULTS"/*.csv "$RAW/settings.env" \
         "$ROOT/docs/reference/"
+    cp "$RAW"/*.jsonl "$RAW"/settings.env "$RAW"/problems.txt "$ROOT/docs/reference/raw/"
     for svg in "$RESULTS"/*.svg; do [ -f "$svg" ] && cp "$svg" "$ROOT/docs/reference/"; done
-    log "reference: report, tables, verdicts, settings and plots copied to docs/reference/"
+    printf '%s\n' "$REFERENCE_TREES" >"$ROOT/docs/reference/TREES"
+    log "reference: report, tables, verdicts, settings, raw/ and plots copied to docs/reference/"
 fi
 [ "$report_rc" -eq 0 ] && [ "$N_FAILURES" -eq 0 ] && [ "$N_PROBLEMS" -eq 0 ]
