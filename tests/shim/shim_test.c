@@ -256,8 +256,8 @@ static int check_udata_follows_changes(void)
     n = wait_events(kq, ev, 4, 1000);
     if (n != 1 || ev[0].udata != &tags[0])
         return fail("udata after EV_DISABLE then EV_ADD|EV_ENABLE: want the last one's");
-    if (change(kq, sv[0], EVFILT_READ, EV_ADD | 0x0020, &tags[1]) != -1) /* EV_CLEAR */
-        return fail("EV_CLEAR was accepted");
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD | 0x0010, &tags[1]) != -1) /* EV_ONESHOT */
+        return fail("EV_ONESHOT was accepted");
     n = wait_events(kq, ev, 4, 1000);
     if (n != 1 || ev[0].udata != &tags[0])
         return fail("a rejected change replaced udata");
@@ -371,7 +371,7 @@ static int check_unsupported(void)
     struct kevent ch[4], ev[4];
     if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
         return fail("setup: %s", strerror(errno));
-    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | 0x0020, 0, 0, NULL);  /* EV_CLEAR */
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | 0x0080, 0, 0, NULL);  /* EV_DISPATCH */
     EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ADD | 0x0010, 0, 0, NULL); /* EV_ONESHOT */
     EV_SET(&ch[2], sv[0], -4, EV_ADD, 0, 0, NULL);                    /* EVFILT_VNODE */
     EV_SET(&ch[3], sv[0], EVFILT_READ, EV_ADD, 0x0001, 1, NULL);      /* NOTE_LOWAT */
@@ -387,6 +387,70 @@ static int check_unsupported(void)
     errno = 0;
     if (kevent(kq, ch, 1, NULL, 0, &(struct timespec){0, 0}) != -1 || errno != EINVAL)
         return fail("with nevents 0 want -1/EINVAL, errno was %s", strerror(errno));
+    return 1;
+}
+
+/* kqueue(2): with EV_CLEAR a pair is reported when its state changes, once,
+ * not for as long as it lasts (the edge-triggered 06 of the workshop). */
+static int check_clear_reports_changes_once(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD | EV_CLEAR, &tags[0]) != 0)
+        return fail("EV_ADD | EV_CLEAR on READ: %s", strerror(errno));
+    int n = wait_events(kq, ev, 4, 1000);
+    if (n != 1 || ev[0].filter != EVFILT_READ || ev[0].udata != &tags[0] || ev[0].data != 1)
+        return fail("the first byte: want one READ kevent with data 1, got %d kevents", n);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("the byte left unread was reported again (%d kevents): level, not edge", n);
+    if (send_bytes(sv[1], 2) < 0 || (n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].data != 3)
+        return fail("more bytes: want one READ kevent with data 3, got %d kevents", n);
+    /* Later changes keep EV_CLEAR. */
+    change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[0]);
+    change(kq, sv[0], EVFILT_READ, EV_ENABLE, &tags[0]);
+    wait_events(kq, ev, 4, 0); /* whether re-enabling reports the bytes again is not the point */
+    if (send_bytes(sv[1], 1) < 0 || (n = wait_events(kq, ev, 4, 1000)) != 1)
+        return fail("after EV_DISABLE, EV_ENABLE, one more byte: %d kevents, want 1", n);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("EV_ENABLE dropped EV_CLEAR: the unread bytes come again (%d kevents)", n);
+    /* WRITE too: writable is reported once, then only when it changes. */
+    if (change(kq, sv[1], EVFILT_WRITE, EV_ADD | EV_CLEAR, &tags[1]) != 0)
+        return fail("EV_ADD | EV_CLEAR on WRITE: %s", strerror(errno));
+    if ((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_WRITE)
+        return fail("a writable socket: want one WRITE kevent, got %d", n);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("a socket still writable was reported again (%d kevents)", n);
+    return 1;
+}
+
+/* The shim's limit (not kqueue's): EPOLLET is one bit per fd, so an fd's two
+ * pairs are both EV_CLEAR or neither; the mismatch is EINVAL, not ignored. */
+static int check_clear_is_per_fd(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ch[2], ev[4];
+    if (kq < 0 || unix_pair(sv) < 0 || send_bytes(sv[1], 1) < 0)
+        return fail("setup: %s", strerror(errno));
+    EV_SET(&ch[0], sv[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, 0, NULL);
+    EV_SET(&ch[1], sv[0], EVFILT_WRITE, EV_ADD | EV_CLEAR, 0, 0, NULL);
+    int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
+    if (n != 2 || !find(ev, n, sv[0], EVFILT_READ) || !find(ev, n, sv[0], EVFILT_WRITE))
+        return fail("both filters with EV_CLEAR: want READ and WRITE once, got %d kevents", n);
+    if ((n = wait_events(kq, ev, 4, 0)) != 0)
+        return fail("both filters with EV_CLEAR: reported again (%d kevents)", n);
+    change(kq, sv[0], EVFILT_WRITE, EV_DELETE, NULL);
+    errno = 0;
+    if (change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL) != -1 || errno != EINVAL)
+        return fail("WRITE without EV_CLEAR beside a cleared READ: want EINVAL, got %s",
+                    strerror(errno));
+    change(kq, sv[0], EVFILT_READ, EV_DELETE, NULL);
+    if (change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL) != 0)
+        return fail("WRITE without EV_CLEAR, READ deleted: %s", strerror(errno));
+    for (int i = 0; i < 2; i++)
+        if ((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_WRITE)
+            return fail("the level-triggered WRITE, wait %d: %d kevents, want 1", i + 1, n);
     return 1;
 }
 
@@ -935,6 +999,8 @@ static const struct {
     {"an error with no room: -1, later changes not applied", check_errors_without_room},
     {"EV_RECEIPT reports every change", check_receipt},
     {"unsupported flags, fflags and filters are EINVAL", check_unsupported},
+    {"EV_CLEAR reports a change once, and changes keep it", check_clear_reports_changes_once},
+    {"EV_CLEAR: both pairs of an fd or neither (EPOLLET)", check_clear_is_per_fd},
     {"EV_EOF while data is pending after SHUT_WR", check_eof_with_pending_data},
     {"the peer's FIN: EV_EOF on READ, not on WRITE", check_half_close_eof_read_only},
     {"EV_EOF after a reset, the error left for read()", check_eof_error_on_reset},

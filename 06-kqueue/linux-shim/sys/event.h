@@ -9,8 +9,9 @@
  * On Linux the measured O(ready) behaviour of 06-kqueue is therefore epoll's.
  *
  * Supported: EVFILT_READ and EVFILT_WRITE on descriptors, with EV_ADD,
- * EV_DELETE, EV_ENABLE, EV_DISABLE and EV_RECEIPT, level-triggered only. Any
- * other flag (EV_CLEAR, EV_ONESHOT, ...), filter, or a non-zero fflags
+ * EV_DELETE, EV_ENABLE, EV_DISABLE and EV_RECEIPT, level-triggered, or
+ * edge-triggered with EV_CLEAR (EPOLLET), as the workshop's edge-triggered
+ * 06 uses it. Any other flag (EV_ONESHOT, ...), filter, or a non-zero fflags
  * (NOTE_LOWAT) is rejected with EINVAL, reported like any other changelist
  * error. 06-kqueue/README.md lists where the shim still differs from kqueue.
  *
@@ -66,6 +67,7 @@ struct kevent {
 #define EV_DELETE  0x0002 /* remove the pair */
 #define EV_ENABLE  0x0004 /* report events again */
 #define EV_DISABLE 0x0008 /* keep the pair but stop reporting it */
+#define EV_CLEAR   0x0020 /* report a change of state once, not the state while it lasts */
 #define EV_RECEIPT 0x0040 /* report every change as EV_ERROR, data 0 on success */
 #define EV_ERROR   0x4000 /* out: this change failed, errno in data */
 #define EV_EOF     0x8000 /* out: the peer shut down, or the socket failed */
@@ -80,6 +82,7 @@ struct kq_shim_fd {
     unsigned added;     /* KQ_SHIM_* bits: pairs that exist */
     unsigned enabled;   /* KQ_SHIM_* bits: pairs that exist and report */
     unsigned delivered; /* KQ_SHIM_* bits: returned by the kevent() call under way */
+    unsigned clear;     /* KQ_SHIM_* bits: pairs added with EV_CLEAR */
 };
 
 /* A kevent epoll reported that did not fit in the caller's eventlist. */
@@ -161,12 +164,14 @@ static inline int kqueue(void)
 
 /* Make epoll's one registration per fd match the merged interest. An fd is in
  * epoll only while some filter is enabled: epoll(7) reports EPOLLHUP and
- * EPOLLERR even for an empty mask, which would wake a disabled pair. */
-static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now)
+ * EPOLLERR even for an empty mask, which would wake a disabled pair. EV_CLEAR
+ * is EPOLLET: epoll then reports the fd when it becomes ready again, as
+ * kqueue reports a cleared pair when its state changes. */
+static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now, int clear)
 {
     struct epoll_event ev = {.data.fd = fd};
     ev.events = ((now & KQ_SHIM_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
-                ((now & KQ_SHIM_WRITE) ? EPOLLOUT : 0u);
+                ((now & KQ_SHIM_WRITE) ? EPOLLOUT : 0u) | (clear ? EPOLLET : 0u);
     if (now == 0) {
         if (was == 0 || epoll_ctl(kq, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT)
             return 0; /* ENOENT: closed, number reused, and epoll forgot it */
@@ -190,14 +195,18 @@ static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now)
  *  - EV_ENABLE / EV_DISABLE switch an existing pair (EV_ENABLE wins if both).
  *  - any change but EV_DELETE replaces udata, as the BSDs do.
  *  - without EV_ADD, a missing pair is ENOENT, or EBADF if the fd is not open.
- * A change carrying both EV_ADD and EV_DELETE deletes an existing pair. */
+ *  - EV_CLEAR is taken when the pair is created, and kept by later changes.
+ * A change carrying both EV_ADD and EV_DELETE deletes an existing pair.
+ * The shim's own limit: epoll's EPOLLET is one bit per fd, where kqueue's
+ * EV_CLEAR is per pair, so creating a pair whose EV_CLEAR differs from that
+ * of the fd's other pair is EINVAL (delete that one first). */
 static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent *ch)
 {
     unsigned bit = ch->filter == EVFILT_READ ? KQ_SHIM_READ : 0u;
     if (ch->filter == EVFILT_WRITE)
         bit = KQ_SHIM_WRITE;
     if (bit == 0 || ch->fflags != 0 ||
-        (ch->flags & ~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE | EV_RECEIPT)) != 0)
+        (ch->flags & ~(EV_ADD | EV_DELETE | EV_ENABLE | EV_DISABLE | EV_RECEIPT | EV_CLEAR)) != 0)
         return EINVAL;
     if (ch->ident > INT_MAX)
         return EBADF;
@@ -216,10 +225,17 @@ static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent 
 
     struct kq_shim_fd *f = &st->fds[fd];
     struct kq_shim_fd saved = *f;
+    unsigned other = bit ^ (KQ_SHIM_READ | KQ_SHIM_WRITE);
+    if (!exists && !(ch->flags & EV_DELETE) && (f->added & other) &&
+        !(f->clear & other) != !(ch->flags & EV_CLEAR))
+        return EINVAL; /* one EPOLLET per fd: both pairs cleared, or neither */
     if (ch->flags & EV_DELETE) {
         f->added &= ~bit;
         f->enabled &= ~bit;
+        f->clear &= ~bit;
     } else {
+        if (!exists && (ch->flags & EV_CLEAR))
+            f->clear |= bit;
         if (!exists && !(ch->flags & EV_DISABLE))
             f->enabled |= bit;
         if (ch->flags & EV_ENABLE)
@@ -233,7 +249,7 @@ static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent 
      * which also repairs an fd closed without EV_DELETE and reused. */
     if (f->enabled == saved.enabled && !(ch->flags & EV_ADD))
         return 0;
-    int err = kq_shim_sync(kq, fd, saved.enabled, f->enabled);
+    int err = kq_shim_sync(kq, fd, saved.enabled, f->enabled, f->clear != 0);
     if (err == EBADF)
         memset(f, 0, sizeof *f); /* closed without EV_DELETE: the BSDs forgot it at close() */
     else if (err != 0)
