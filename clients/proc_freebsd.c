@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/param.h>
+#include <sys/cpuset.h>
 #include <sys/procctl.h>
 #include <sys/resource.h>
 #include <sys/sysctl.h>
@@ -129,11 +130,38 @@ void proc_kernel_memory(proc_kernel_t *out)
     *out = (proc_kernel_t){-1, -1, -1};
 }
 
+/*
+ * kern.cp_times: per CPU, CPUSTATES tick counters (user, nice, system,
+ * interrupt, idle) at the statistics clock's rate; no steal counter. Only
+ * the CPUs of either affinity mask.
+ */
 int proc_host_cpu(long server_pid, proc_host_t *out)
 {
-    (void)server_pid;
     *out = (proc_host_t){0};
-    return -1;
+    cpuset_t mine, theirs;
+    CPU_ZERO(&theirs);
+    if (cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, -1, sizeof mine, &mine) != 0)
+        return -1;
+    if (server_pid > 0)
+        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, (id_t)server_pid, sizeof theirs,
+                           &theirs);
+    struct clockinfo clock;
+    size_t len = sizeof clock;
+    if (sysctlbyname("kern.clockrate", &clock, &len, NULL, 0) != 0 || clock.stathz <= 0)
+        return -1;
+    long ticks[CPUSTATES * 256];
+    len = sizeof ticks;
+    if (sysctlbyname("kern.cp_times", ticks, &len, NULL, 0) != 0)
+        return -1;
+    size_t cpus = len / (sizeof ticks[0] * CPUSTATES);
+    for (size_t cpu = 0; cpu < cpus && cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &mine) && !CPU_ISSET(cpu, &theirs))
+            continue;
+        out->cpus++;
+        out->idle_ns += (uint64_t)ticks[cpu * CPUSTATES + CP_IDLE] * 1000000000u /
+                        (uint64_t)clock.stathz;
+    }
+    return out->cpus > 0 ? 0 : -1;
 }
 
 long long proc_run_delay_ns(long pid)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <libproc.h>
+#include <mach/mach.h>
 #include <mach/mach_time.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,11 +111,29 @@ void proc_kernel_memory(proc_kernel_t *out)
     *out = (proc_kernel_t){-1, -1, -1};
 }
 
+/*
+ * host_processor_info: per CPU, tick counters (user, system, idle, nice)
+ * at the clock's rate. macOS binds no process to a CPU, so every CPU is
+ * measured; no steal counter.
+ */
 int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     (void)server_pid;
     *out = (proc_host_t){0};
-    return -1;
+    natural_t cpus = 0;
+    processor_info_array_t info;
+    mach_msg_type_number_t words;
+    if (host_processor_info(mach_host_self(), PROCESSOR_CPU_LOAD_INFO, &cpus, &info, &words) !=
+        KERN_SUCCESS)
+        return -1;
+    processor_cpu_load_info_t load = (processor_cpu_load_info_t)info;
+    long hz = sysconf(_SC_CLK_TCK);
+    for (natural_t cpu = 0; cpu < cpus; cpu++)
+        out->idle_ns += (uint64_t)load[cpu].cpu_ticks[CPU_STATE_IDLE] * 1000000000u /
+                        (uint64_t)(hz > 0 ? hz : 100);
+    out->cpus = (int)cpus;
+    vm_deallocate(mach_task_self(), (vm_address_t)info, words * sizeof(integer_t));
+    return out->cpus > 0 ? 0 : -1;
 }
 
 long long proc_run_delay_ns(long pid)
