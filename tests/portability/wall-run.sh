@@ -143,7 +143,7 @@ if [ "$mode" = forced ]; then
     case $rung in
     01-*) ;;
     0[2367]-*) check "no /proc figure" 'read from /proc, which the off-Linux path leaves out' ;;
-    *) check "not pinned" 'not pinned: taskset is Linux-only' ;;
+    *) check "not pinned" 'not pinned: the off-Linux path pins nothing' ;;
     esac
     if grep -q 'pinned to CPU\|PSS over' "$work/out"; then
         echo "FAIL a Linux-only figure (pinning, PSS) on the off-Linux path"
