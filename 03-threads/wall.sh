@@ -26,14 +26,21 @@ demo() {
     hold_threads "default stacks:"
     say "" "  again with 64 KiB stacks (./server-release -s 64):"
     hold_threads "64 KiB stacks: " -s 64
-    if [ "$macos" = yes ]; then expect_macos; else linux_only "the thread count and RSS"; fi
-    [ "$macos" = yes ] || expect_linux
+    if [ "$macos" = yes ]; then
+        [ "$LADDER_FORCED" = 0 ] || linux_only "the thread count and footprint"
+        expect_macos
+    else
+        linux_only "the thread count and RSS"
+        expect_linux
+    fi
     wall
 }
 
-# macOS's own path: the figures come from loadgen --server-pid.
+# macOS's path: the figures come from loadgen --server-pid. The off-Linux
+# path (LADDER_FORCE_PORTABLE=1) takes it too, as the Mac it stands in for:
+# there loadgen reads no figure, and the lines say "not measured here".
 macos=no
-[ "$os" = Darwin ] && [ "$LADDER_FORCED" = 0 ] && macos=yes
+if [ "$os" = Darwin ] || [ "$LADDER_FORCED" = 1 ]; then macos=yes; fi
 
 # hold_threads LABEL [server options]: hold $threads_n clients, read the
 # server while they are held (not after: loadgen hold closes them all when
@@ -86,10 +93,12 @@ held_linux() {
 
 held_macos() {
     threads=$(key server_threads); fp=$(key server_footprint_kb)
-    need "$threads" "server thread count (proc_pidinfo) while the clients were held"
-    mib=$(shown "$(ratio "$fp" 1024)" " MiB"); each=$(shown "$(ratio "$fp" "$served")" " KiB")
-    say "  $label served $served; while held: $threads threads," \
-        "                  footprint (phys_footprint) $mib = $each per client"
+    [ "$LADDER_FORCED" = 1 ] ||
+        need "$threads" "server thread count (proc_pidinfo) while the clients were held"
+    mib=$(shown "$(ratio "$fp" 1024)" " MiB"); each=$(ratio "$fp" "$served")
+    [ -n "$each" ] && mib="$mib = $each KiB per client"
+    say "  $label served $served; while held: threads $(shown "$threads")," \
+        "                  footprint (phys_footprint) $mib"
 }
 
 expect_linux() {

@@ -15,10 +15,12 @@
  *
  * The option: Linux's SO_REUSEPORT (3.9, socket(7)) spreads incoming
  * connections over the sockets bound to a port by a hash of the addresses.
- * FreeBSD's SO_REUSEPORT predates it and does not spread them; FreeBSD 12
- * added SO_REUSEPORT_LB for that (setsockopt(2)), used where it exists. On
- * macOS, SO_REUSEPORT only lets the sockets bind: new connections go to
- * one of them (the last bound, as observed), so the loops would not share.
+ * 09 is Linux-only: its loop is 07's, epoll, and CMake builds it only where
+ * <sys/epoll.h> exists. A port to the BSDs would need a kqueue loop and,
+ * on FreeBSD, SO_REUSEPORT_LB (FreeBSD 12, setsockopt(2)): FreeBSD's plain
+ * SO_REUSEPORT predates Linux's and does not spread connections. macOS has
+ * nothing that spreads them: its SO_REUSEPORT only lets the sockets bind,
+ * and new connections go to one of them (the last bound, as observed).
  */
 #ifndef LADDER_REUSEPORT_H
 #define LADDER_REUSEPORT_H
@@ -26,15 +28,8 @@
 #define LOOP_LOCAL _Thread_local
 #include "events.h"
 
+#include <netinet/in.h> /* sockaddr_in(6): glibc's <arpa/inet.h> brings it, FreeBSD's not */
 #include <pthread.h>
-
-#ifdef SO_REUSEPORT_LB
-#define SHARE_PORT SO_REUSEPORT_LB /* FreeBSD 12+: the load-balancing one */
-#define SHARE_PORT_NAME "SO_REUSEPORT_LB"
-#else
-#define SHARE_PORT SO_REUSEPORT
-#define SHARE_PORT_NAME "SO_REUSEPORT"
-#endif
 
 #define MAX_LOOPS 256
 
@@ -72,8 +67,8 @@ static inline int bind_listener(const server_options_t *opts, const char *port, 
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
         fatal("setsockopt SO_REUSEADDR");
-    if (share && setsockopt(fd, SOL_SOCKET, SHARE_PORT, &one, sizeof one) < 0)
-        fatal("setsockopt %s", SHARE_PORT_NAME);
+    if (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
+        fatal("setsockopt SO_REUSEPORT");
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
         fatal("bind %s port %s", opts->addr, port);
     freeaddrinfo(ai);

@@ -867,11 +867,18 @@ describe_linux() {
 }
 
 # The machine from sysctl (macOS, FreeBSD; on the forced path, Linux's
-# sysctl knows none of these names). macOS: hw.model, cores against logical
-# CPUs, the hypervisor flag; FreeBSD: threads per core, kern.vm_guest, the
-# timecounter.
+# sysctl knows none of these names). macOS: the CPU's brand string, then
+# hw.model (the Mac's model), cores against logical CPUs, the hypervisor
+# flag; FreeBSD: hw.model (there, the CPU), threads per core, kern.vm_guest,
+# the timecounter, and freebsd-version for the release.
 describe_sysctl() {
-    M_CPU=$(sysctl -n machdep.cpu.brand_string 2>/dev/null || sysctl -n hw.model 2>/dev/null)
+    local brand
+    brand=$(sysctl -n machdep.cpu.brand_string 2>/dev/null)
+    if [ -n "$brand" ]; then
+        M_CPU="$brand$(sysctl -n hw.model 2>/dev/null | sed 's/^/ (/; s/$/)/')"
+    else
+        M_CPU=$(sysctl -n hw.model 2>/dev/null)
+    fi
     M_MEM=$(sysctl -n hw.memsize 2>/dev/null || sysctl -n hw.physmem 2>/dev/null)
     [ -n "$M_MEM" ] && M_MEM=$(awk -v b="$M_MEM" 'BEGIN { printf "%.1f GiB", b / 1073741824 }')
     M_SOMAXCONN=$(sysctl -n kern.ipc.somaxconn 2>/dev/null ||
@@ -879,9 +886,14 @@ describe_sysctl() {
     [ -n "$M_SOMAXCONN" ] && M_SOMAXCONN="kern.ipc.somaxconn $M_SOMAXCONN"
     M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null |
         tr '\n' ' ')
-    M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /' || true)
+    if command -v sw_vers >/dev/null 2>&1; then
+        M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /')
+    elif command -v freebsd-version >/dev/null 2>&1; then
+        M_DISTRO="FreeBSD $(freebsd-version 2>/dev/null)"
+    else
+        M_DISTRO=""
+    fi
     [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
-    M_CPU="$M_CPU$(sysctl -n hw.model 2>/dev/null | sed 's/^/ (/; s/$/)/')"
     M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
         M_SMT=$(sysctl -n hw.physicalcpu hw.logicalcpu 2>/dev/null | tr '\n' ' ' |
             awk '{ printf "%s cores, %s logical CPUs", $1, $2 }')

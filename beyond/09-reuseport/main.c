@@ -18,11 +18,11 @@
  * wakes one or more instead of all, but the accept queue stays one, shared
  * and contended. With a listener per loop each queue has one reader.
  *
- * Where it spreads: Linux. FreeBSD's SO_REUSEPORT only lets the sockets
- * bind; FreeBSD 12 added SO_REUSEPORT_LB to balance them (setsockopt(2)),
- * and common/reuseport.h picks it there. macOS has SO_REUSEPORT without the
- * balancing: one socket gets the new connections (the last bound, as
- * observed), so the loops would not share. Threads, not processes: a
+ * Where it runs: Linux only, since its loop is 07's epoll. FreeBSD's plain
+ * SO_REUSEPORT does not spread connections (a port there would need a kqueue
+ * loop and FreeBSD 12's SO_REUSEPORT_LB, setsockopt(2)), and macOS's does
+ * not balance at all: one socket gets the new connections (the last bound,
+ * as observed), so the loops would not share. Threads, not processes: a
  * second copy of the server on the port is still refused (reuseport.h
  * claims the port first, without the option).
  *

@@ -21,15 +21,16 @@ package_for() {
 # the compilers and sanitizer runtimes; prlimit and pgrep for the suite; and
 # for the portability checks (tests/portability/), the tools that stand in
 # for macOS's userland here: posh and dash (strict POSIX sh), original-awk
-# (the BWK awk macOS ships), bmake (BSD make), and npm, which installs zig
-# for the macOS cross-build. Each portability check skips itself, saying so,
-# where its tool is missing. libxml2-utils brings xmllint, which checks
-# that every committed SVG is well-formed XML (docs:svg). npm is asked for
-# only where no npm is on PATH: a Node.js from NodeSource carries its own
-# npm, and its nodejs package conflicts with Debian's npm, so asking apt for
-# it fails the whole install.
+# (the BWK awk macOS ships), bmake (BSD make), npm, which installs zig for
+# the macOS cross-build, and lld, which links the FreeBSD build (with clang,
+# against the sysroot in ../shared/freebsd). Each portability check skips
+# itself, saying so, where its tool is missing. libxml2-utils brings
+# xmllint, which checks that every committed SVG is well-formed XML
+# (docs:svg). npm is asked for only where no npm is on PATH: a Node.js from
+# NodeSource carries its own npm, and its nodejs package conflicts with
+# Debian's npm, so asking apt for it fails the whole install.
 TEST_PACKAGES="cmake make clang libclang-rt-dev gcc util-linux procps git"
-TEST_PACKAGES="$TEST_PACKAGES posh dash original-awk bmake libxml2-utils"
+TEST_PACKAGES="$TEST_PACKAGES posh dash original-awk bmake libxml2-utils lld"
 command -v npm >/dev/null 2>&1 || TEST_PACKAGES="$TEST_PACKAGES npm"
 
 can_apt() { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; }

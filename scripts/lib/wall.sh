@@ -33,8 +33,6 @@ esac
 CC=${CC:-cc}
 ladder_platform
 os=$LADDER_OS
-# The walls pin only with taskset (Linux's own path): see pin_note.
-[ "$PIN" = taskset ] || PIN=""
 ports_init
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wall.XXXXXX") || exit 1
 bg_pid=""
@@ -99,7 +97,7 @@ accept_queue_note() {
     elif [ "$q" -lt 1024 ]; then
         say "  (accept queue: $name = $q. A burst of connects past it drops SYNs that the client" \
             "  resends after 1 s, then 3 s, and setup times carry that wait. Raise it first:" \
-            "  sudo sysctl $name=4096)"
+            "  $(as_root sysctl "$name=4096"))"
     else
         say "  (accept queue: $name = $q; a burst of connects fits without SYN retries)"
     fi
@@ -116,23 +114,39 @@ ports_before() { port_budget "$1"; }
 # ports_after: the run that booked them has closed them.
 ports_after() { ports_closed; }
 
+# as_root COMMAND...: the command as advice gives it here: after sudo, but
+# on FreeBSD "as root:", since its base system has no sudo.
+as_root() {
+    if [ "$os" = FreeBSD ]; then echo "as root: $*"; else echo "sudo $*"; fi
+}
+
 # need_fds N: the server and loadgen each need N descriptors; both raise
 # their soft limit to the hard one, so only the hard limit can stop them.
 # macOS and FreeBSD also cap every process at kern.maxfilesperproc, whatever
 # ulimit -Hn says (on macOS often "unlimited"; setrlimit(2) stops there).
+# The hard limit itself is set by each system's own file: Linux's
+# /etc/security/limits.conf (pam_limits), FreeBSD's /etc/login.conf
+# (openfiles, read at login once cap_mkdb has rebuilt its database), and
+# macOS's launchd.
 need_fds() {
     hard=$(limit -Hn)
     per_proc=$(kern kern.maxfilesperproc)
     needs="this demonstration needs $1 open files per process, but"
     if is_number "$per_proc" && { ! is_number "$hard" || [ "$per_proc" -lt "$hard" ]; }; then
         [ "$per_proc" -ge "$1" ] && return 0
-        fix="sudo sysctl kern.maxfilesperproc=$(($1 + 1000)) kern.maxfiles=$(($1 * 2 + 1000))"
-        fix="$fix, then sudo launchctl limit maxfiles $(($1 + 1000)) unlimited (macOS)"
+        more=$(($1 + 1000))
+        fix=$(as_root sysctl "kern.maxfilesperproc=$more" "kern.maxfiles=$(($1 * 2 + 1000))")
+        [ "$os" = Darwin ] && fix="$fix, then sudo launchctl limit maxfiles $more unlimited"
         fail "$needs kern.maxfilesperproc is $per_proc; raise it first: $fix"
     fi
     [ "$hard" = unlimited ] || [ -z "$hard" ] || [ "$hard" -ge "$1" ] && return 0
-    fix="as root: ulimit -Hn $1, or in /etc/security/limits.conf;"
-    fix="$fix macOS: sudo launchctl limit maxfiles $1 unlimited"
+    case $os in
+    Darwin) fix="sudo launchctl limit maxfiles $1 unlimited" ;;
+    FreeBSD)
+        fix="as root: :openfiles=$1: in your login class in /etc/login.conf, then"
+        fix="$fix cap_mkdb /etc/login.conf; log in again" ;;
+    *) fix="as root: ulimit -Hn $1, or '*  hard  nofile  $1' in /etc/security/limits.conf" ;;
+    esac
     fail "$needs the hard limit (ulimit -Hn) is $hard; raise it first ($fix)"
 }
 
@@ -148,15 +162,25 @@ pin_cpu=""
 # Unpinned, the kernel may put server and client on different cores and move
 # them: a round trip may then include a wake-up across CPUs, whose cost
 # depends on whatever else runs. The shape (growth, or none, with the idle
-# count) still shows; single figures are noisier. macOS has no call to pin a
-# process to a CPU; FreeBSD's is cpuset -l, which the walls do not use.
+# count) still shows; single figures are noisier. Linux pins with taskset
+# (loadgen --cpu pins loadgen itself), FreeBSD with cpuset -l around both;
+# macOS has no call to pin a process to a CPU.
 pin_note() {
-    if [ -n "$pin_cpu" ]; then
+    if [ -n "$pin_cpu" ] && [ "$PIN" = cpuset ]; then
+        echo "  (server and client pinned to CPU $pin_cpu: cpuset -l)"
+    elif [ -n "$pin_cpu" ]; then
         echo "  (server and client pinned to CPU $pin_cpu: taskset and loadgen --cpu)"
     else
-        growth="the growth with the idle count is the figure"
-        say "  (not pinned: taskset is Linux-only. Server and client may wake each other across" \
-            "  CPUs, so single round trips are noisier; $growth)"
+        if [ "$LADDER_FORCED" = 1 ]; then
+            why="the off-Linux path pins nothing, as macOS, which has no call for it"
+        elif [ "$os" = Darwin ]; then
+            why="macOS has no call to pin a process to a CPU"
+        else
+            why="no taskset (Linux) or cpuset (FreeBSD) here"
+        fi
+        say "  (not pinned: $why." \
+            "  Server and client may wake each other across CPUs, so single round trips are" \
+            "  noisier; the growth with the idle count is the figure)"
     fi
 }
 
@@ -177,10 +201,18 @@ start_server() {
 # It runs in the background so the server can be looked at while the
 # clients are held; loadgen_wait collects it and stops with "could not
 # measure" when it failed, and loadgen does both.
+# With lg_cpu set (scan, on FreeBSD) it runs under cpuset -l lg_cpu.
+lg_cpu=""
 loadgen_bg() {
     mode=$1; shift
-    echo "  \$ loadgen $mode -p $port ${*:-}"
-    "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"} >"$tmp/json" 2>"$tmp/lgerr" &
+    if [ -n "$lg_cpu" ]; then
+        echo "  \$ cpuset -l $lg_cpu loadgen $mode -p $port ${*:-}"
+        (pinned "$lg_cpu" "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"}) \
+            >"$tmp/json" 2>"$tmp/lgerr" &
+    else
+        echo "  \$ loadgen $mode -p $port ${*:-}"
+        "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"} >"$tmp/json" 2>"$tmp/lgerr" &
+    fi
     bg_pid=$!
 }
 loadgen_wait() {
@@ -241,8 +273,13 @@ calc() { awk "BEGIN { printf \"%.1f\", $1 }"; }
 # scan LIST: loadgen scan pinned, then one line per idle count.
 scan() {
     cpu_opt=""
-    [ -n "$pin_cpu" ] && cpu_opt="--cpu $pin_cpu"
+    if [ -n "$pin_cpu" ] && [ "$PIN" = cpuset ]; then
+        lg_cpu=$pin_cpu # loadgen --cpu is Linux's: cpuset -l runs it there
+    elif [ -n "$pin_cpu" ]; then
+        cpu_opt="--cpu $pin_cpu"
+    fi
     loadgen scan --idle "$1" --duration 2 $(server_pid_opt) $cpu_opt
+    lg_cpu=""
     pin_note
     first=""; first_cpu=""
     for n in $(echo "$1" | tr ',' ' '); do

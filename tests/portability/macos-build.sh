@@ -15,8 +15,8 @@
 # epoll; and the test programs (echo_tests, loadgen_tests, fake_server, the
 # class kit's symptoms), their harness on the same reader, with echo_tests
 # once more on the portable one (proc_portable.c, ps(1)). Each output must be
-# a 64-bit Mach-O file. FreeBSD has no such check: zig 0.11 ships no FreeBSD
-# libc headers (so clients/proc_freebsd.c is compiled only on FreeBSD itself).
+# a 64-bit Mach-O file. FreeBSD's check is freebsd-build.sh (zig 0.11 ships
+# no FreeBSD libc headers; it uses clang and a FreeBSD sysroot instead).
 #
 # zig is $ZIG, else `zig` on PATH, else the copy scripts/test.sh installs
 # with npm; without one this exits 77 (ctest: skipped) and says how to get it.

@@ -21,8 +21,10 @@
 # figure gone wrong: an awk error (BWK awk's "division by zero" when a
 # figure is missing), a JSON "null" printed as a figure, a negative wait
 # ("-1500.0 ms"). A figure the path cannot measure must read "not measured
-# here". Each failure quotes the lines it saw. Exit 77 (skipped) without
-# SHELL.
+# here". Forced, 03-threads takes macOS's branch (its figures from loadgen
+# --server-pid, none on this path) and must print macOS's expect line, with
+# a thread for each client served and one for main. Each failure quotes the
+# lines it saw. Exit 77 (skipped) without SHELL.
 set -u
 root=${1:?usage: wall-run.sh ROOT SHELL RUNG [forced]}
 shell=${2:?usage}
@@ -143,7 +145,19 @@ if [ "$mode" = forced ]; then
     case $rung in
     01-*) ;;
     0[2367]-*) check "no /proc figure" 'read from /proc, which the off-Linux path leaves out' ;;
-    *) check "not pinned" 'not pinned: taskset is Linux-only' ;;
+    *) check "not pinned" 'not pinned: the off-Linux path pins nothing' ;;
+    esac
+    # 03 takes macOS's branch there: its figures from loadgen --server-pid,
+    # and macOS's expect line, a thread for each client served and main's.
+    case $rung in
+    03-*)
+        check "macOS's branch: the thread count from loadgen" \
+            'stacks: *served [0-9]*; while held: threads [n0-9][^,]*,$'
+        check "macOS's branch: the footprint" '^ *footprint (phys_footprint) '
+        served=$(sed -n 's/.*default stacks: *served \([0-9][0-9]*\);.*/\1/p' "$work/out" | sed 1q)
+        check "macOS's expect line, $served clients + 1" \
+            "expect: $((${served:-0} + 1)) threads, and a footprint of tens of KiB per client"
+        ;;
     esac
     if grep -q 'pinned to CPU\|PSS over' "$work/out"; then
         echo "FAIL a Linux-only figure (pinning, PSS) on the off-Linux path"
