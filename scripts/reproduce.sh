@@ -135,7 +135,7 @@ RUNGS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll"
 STALL_HOLD=1.5       # seconds client A idles
 STALL_RUNS=3         # per rung: median, min-max
 IDLE_CLIENTS=100     # idle CPU: this many idle connections ...
-IDLE_SECONDS=5       # ... held for this long: CPU time (read in ns) and context
+IDLE_SECONDS=3       # ... held for this long: CPU time (read in ns) and context
 IDLE_RUNS=1          # switches, so a server that wakes every 10 ms shows (100/s)
 MEM_RUNGS="02-fork 03-threads 07-epoll"
 MEM_NS="1 1000 10000"
@@ -147,7 +147,7 @@ SCAN_IDLE_SELECT="0,100,1000" # 04-select refuses fds >= FD_SETSIZE
 SCAN_IDLE_BLOCKING="0,100,1000" # 02-fork, 03-threads: see above
 SCAN_DURATION=1      # seconds of ping-pong per idle count
 SCAN_REPS=3
-C10K_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
+C10K_RUNGS="05-poll 06-kqueue 07-epoll" # --full adds 02-fork and 03-threads, for contrast
 C10K_CLAIM="05-poll 06-kqueue 07-epoll" # 02 and 03 are measured for contrast
 C10K_N=10000
 C10K_DURATION=2
@@ -173,6 +173,11 @@ BEYOND_RUNGS="08-io_uring 09-reuseport"
 CURVE_NS="10000"
 CURVE_N_SELECT=1000
 CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
+# The light steps (below CURVE_HEAVY_FROM) are swept only where a verdict
+# reads them (the C10K wall compares poll's CPU per message with the O(ready)
+# loops' there): the time goes to the knees instead. --full sweeps them all.
+CURVE_LIGHT_RUNGS="05-poll 06-kqueue 07-epoll"
+CURVE_HEAVY_FROM=4000
 CURVE_DURATION=1
 CURVE_REPS=1
 # A contended window (loadgen: more than 10% of the measured CPUs' time went
@@ -215,6 +220,8 @@ if [ "$QUICK" -eq 1 ]; then
     YARD_PAIRS=4
 fi
 if [ "$FULL" -eq 1 ]; then
+    C10K_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
+    CURVE_LIGHT_RUNGS="04-select $CURVE_RUNGS $BEYOND_RUNGS uv-echo"
     CURVE_NS="100 1000 10000"
     CURVE_REPS=3
     YARD_PAIRS=20
@@ -720,7 +727,7 @@ measure_knees() {
 $(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
 EOF_KNEE
             rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
-                printf "%s%d", j > 1 ? "," : "", lo * (hi / lo) ^ (j / 4) + 0.5 }')
+                printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
             log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
             LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/knees.jsonl" \
                 "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \
@@ -733,7 +740,7 @@ EOF_KNEE
 # curve RUNG N REP: one sweep of the rates at N connections (04-select:
 # below FD_SETSIZE, swept once, at the largest N).
 curve() {
-    local rung=$1 cn=$2 rep=$3 tags
+    local rung=$1 cn=$2 rep=$3 tags rates
     if [ "$rung" = 04-select ]; then
         [ "$cn" = "${CURVE_NS##* }" ] || return 0
         [ "$cn" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
@@ -744,10 +751,17 @@ curve() {
     fi
     cn=$(sized "$rung" "$cn")
     tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
-    log "curve: $rung, $cn connections, $CURVE_RATES msgs/s, ${CURVE_DURATION}s each" \
+    rates=$CURVE_RATES
+    case " $CURVE_LIGHT_RUNGS " in
+    *" $rung "*) ;;
+    *) rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '$1 + 0 >= f' |
+        awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 } END { print "" }') ;;
+    esac
+    [ -n "$rates" ] || rates=$CURVE_RATES
+    log "curve: $rung, $cn connections, $rates msgs/s, ${CURVE_DURATION}s each" \
         "(run $rep/$CURVE_REPS)"
     LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" "$tags" 120 "$rung" \
-        "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
+        "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
         --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
 }
 
@@ -918,7 +932,7 @@ write_settings() {
         SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
-        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
+        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS CURVE_HEAVY_FROM HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
         CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
