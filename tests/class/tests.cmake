@@ -1,0 +1,48 @@
+# Included by tests/CMakeLists.txt (its directory scope).
+# The class kit (tests/class/, label "class"): each break-it lab's symptom as
+# the lab sheet states it ("class:symptom:<bug>", named as in the
+# facilitator's key, bugs/ANSWERS.md, which gives each bug's lab code; and a
+# few controls against the unbroken rungs), planted in a scratch copy and built with the rung's
+# Makefile, as students do.
+if(NOT LADDER_SANITIZE STREQUAL "thread")
+  add_executable(symptoms class/symptoms.c)
+  target_link_libraries(symptoms PRIVATE ladder_harness)
+  foreach(lab sigpipe dropped-tail short-write write-interest emfile-spin blocking-listener fd-setsize
+              eintr-fatal leak leak-quiet no-reaper reaper-once parent-keeps-fd thread-fd-closed
+              shared-buffer reuseport et-one-read)
+    add_test(NAME class:symptom:${lab}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms> ${lab})
+    set_tests_properties(class:symptom:${lab} PROPERTIES TIMEOUT 120 LABELS "class;symptom"
+                         SKIP_RETURN_CODE 77)
+  endforeach()
+  add_test(NAME class:symptom-controls
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms> --control
+                   sigpipe dropped-tail short-write eintr-fatal blocking-listener et-one-read)
+  set_tests_properties(class:symptom-controls PROPERTIES TIMEOUT 180 LABELS "class;symptom"
+                       SKIP_RETURN_CODE 77)
+
+  # scripts/doctor.sh on this machine, then made to lack a compiler, clang
+  # or enough descriptors: it must say so and exit 1.
+  foreach(case ready no-compiler no-clang low-fds)
+    add_test(NAME class:doctor-${case} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/doctor_check.sh ${case})
+    set_tests_properties(class:doctor-${case} PROPERTIES TIMEOUT 60 LABELS "class;doctor"
+                                                        SKIP_RETURN_CODE 77)
+  endforeach()
+
+  # Every lab planted in a scratch clone, then the git commands a curious
+  # student tries: none may show the bug; reset gives the tree back.
+  add_test(NAME class:lab-secrecy COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_secrecy.sh)
+  set_tests_properties(class:lab-secrecy PROPERTIES TIMEOUT 120 LABELS "class")
+
+  # A selection of tests that matches nothing fails, in ctest's presets and
+  # in scripts/test.sh (which then builds and runs nothing).
+  add_test(NAME class:empty-selection COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/empty_selection.sh)
+  set_tests_properties(class:empty-selection PROPERTIES TIMEOUT 120 LABELS "class")
+
+  # The guide's student commands in order on a scratch clone: an edit, a
+  # git apply, a git apply -R and a planted lab, each followed by a check
+  # that must see it (a check passing against a stale build fails it).
+  add_test(NAME class:student-steps COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/student_steps.sh)
+  set_tests_properties(class:student-steps PROPERTIES TIMEOUT 300 LABELS "class"
+                       SKIP_RETURN_CODE 77)
+endif()
