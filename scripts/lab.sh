@@ -429,14 +429,15 @@ cmd_reveal() {
 cmd_list() {
     if [ "${1:-}" = --markdown ]; then list_markdown; return; fi
     for n in $(lab_codes); do
-        if lab_ready "$n"; then here=""; else here="   not on this system: $LAB_WHY"; fi
-        printf '  %-5s %-13s%s\n' "$n" "$(rung_of "$n")" "$here"
+        if lab_ready "$n"; then
+            printf '  %-5s %s\n' "$n" "$(rung_of "$n")"
+        else
+            printf '  %-5s %-13s not on this system: %s\n' "$n" "$(rung_of "$n")" "$LAB_WHY"
+        fi
     done
     [ -z "$kit_lab" ] || echo "This kit is lab $kit_lab's: 'scripts/lab.sh check' tests for it."
 }
 
-# platform_name P
-platform_name() { case $1 in linux) echo Linux ;; macos) echo macOS ;; *) echo FreeBSD ;; esac; }
 
 # offered_on P: the codes P can check, on one line.
 offered_on() {
@@ -448,13 +449,14 @@ list_markdown() {
     echo "|---|---|---|---|"
     for p in linux macos freebsd; do
         why=$(for n in $(lab_codes); do
-            lab_offered "$n" "$p" || printf '%s: %s\n' "$n" "$LAB_WHY"
-        done | awk -F': ' '{ if (!($2 in seen)) { order[++k] = $2; seen[$2] = $1 }
+            lab_offered "$n" "$p" || printf '%s\t%s\n' "$n" "$LAB_WHY"
+        done | awk -F'\t' '{ if (!($2 in seen)) { order[++k] = $2; seen[$2] = $1 }
                                  else seen[$2] = seen[$2] " " $1 }
                            END { for (i = 1; i <= k; i++) {
-                                     printf "%s%s (%s)", (i > 1 ? "; " : ""), seen[order[i]], order[i] }
+                                     printf "%s%s (%s)", (i > 1 ? "; " : ""),
+                                         seen[order[i]], order[i] }
                            }')
-        printf '| %s | %s | %s | %s |\n' "$(platform_name "$p")" "$(offered_on "$p")" \
+        printf '| %s | %s | %s | %s |\n' "$(lab_platform_name "$p")" "$(offered_on "$p")" \
             "$(lab_suggested "$p")" "${why:-none}"
     done
 }

@@ -27,8 +27,16 @@ labs_platform() {
     esac
 }
 
+lab_platform_name() {
+    case $1 in
+    linux) echo Linux ;; macos) echo macOS ;; freebsd) echo FreeBSD ;; *) echo "$1" ;;
+    esac
+}
+
 # lab_field CODE N: field N of the lab's line (2 code, 3 rung, 4 tests, 5 needs).
-lab_field() { awk -v c="$1" -v n="$2" '$1 == "lab" && $2 == c { print $n; exit }' "$LAB_LIST"; }
+lab_field() {
+    awk -v c="$1" -v n="$2" '$1 == "lab" && $2 == c { print $n; exit }' "$LAB_LIST"
+}
 lab_codes() { awk '$1 == "lab" { print $2 }' "$LAB_LIST"; }
 lab_known() { [ -n "$1" ] && [ -n "$(lab_field "$1" 2)" ]; }
 lab_rung() { lab_field "$1" 3; }
@@ -56,20 +64,22 @@ lab_offered() {
     case $_lr in
     [0-9][0-9]-*)
         if ! lab_builds "$_lp" | grep -qx -- "$_lr"; then
-            LAB_WHY="its rung, $_lr, is not built on $_lp"
-            [ "$_lr" = 07-epoll ] && LAB_WHY="$LAB_WHY (epoll is Linux's; 06-kqueue is the rung there)"
+            LAB_WHY="its rung, $_lr, is not built on $(lab_platform_name "$_lp")"
+            [ "$_lr" != 07-epoll ] ||
+                LAB_WHY="$LAB_WHY: epoll is Linux's, and 06-kqueue is the rung there"
             return 1
         fi ;;
     esac
     if [ -z "$(lab_tests "$1" "$_lp")" ]; then
-        LAB_WHY="none of the tests that catch it runs on $_lp"
+        LAB_WHY="none of the tests that catch it runs on $(lab_platform_name "$_lp")"
         return 1
     fi
     for _ln in $(lab_field "$1" 5 | tr ',' ' '); do
         _lw=$(awk -v p="$_lp" -v n="${_ln%%=*}" '$1 == "lacks" && $2 == p && $3 == n {
             $1 = ""; $2 = ""; $3 = ""; sub(/^ +/, ""); print; exit }' "$LAB_LIST")
         if [ -n "$_lw" ]; then
-            LAB_WHY="its check needs ${_ln%%=*}: $_lw"
+            LAB_WHY="its check needs LeakSanitizer, and $_lw"
+            [ "${_ln%%=*}" = lsan ] || LAB_WHY="its check needs ${_ln%%=*}: $_lw"
             return 1
         fi
     done
