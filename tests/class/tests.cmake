@@ -29,10 +29,15 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
                                                         SKIP_RETURN_CODE 77)
   endforeach()
 
-  # Every lab planted in a scratch clone, then the git commands a curious
-  # student tries: none may show the bug; reset gives the tree back.
+  # A student played on the kits that `scripts/lab.sh kit` makes, as cloned:
+  # every git command and file look must find nothing of any lab (and must
+  # find lab L1 in a clone of this repository with it planted, the control).
   add_test(NAME class:lab-secrecy COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_secrecy.sh)
-  set_tests_properties(class:lab-secrecy PROPERTIES TIMEOUT 120 LABELS "class")
+  set_tests_properties(class:lab-secrecy PROPERTIES TIMEOUT 300 LABELS "class")
+  # The facilitator's rehearsal here: every lab planted in a scratch clone
+  # stays out of git show, diff and status; reset gives the tree back.
+  add_test(NAME class:lab-rehearsal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_rehearsal.sh)
+  set_tests_properties(class:lab-rehearsal PROPERTIES TIMEOUT 120 LABELS "class")
 
   # A selection of tests that matches nothing fails, in ctest's presets and
   # in scripts/test.sh (which then builds and runs nothing).
