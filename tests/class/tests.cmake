@@ -39,6 +39,28 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
   add_test(NAME class:lab-rehearsal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_rehearsal.sh)
   set_tests_properties(class:lab-rehearsal PROPERTIES TIMEOUT 120 LABELS "class")
 
+  # One per-platform lab list (docs/workshop/bugs/labs.txt) against the
+  # patches, the lab sheet, the documents' tables and doctor.sh; again under
+  # posh and BWK awk where they are installed.
+  add_test(NAME class:lab-platforms COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_platforms.sh)
+  set_tests_properties(class:lab-platforms PROPERTIES TIMEOUT 120 LABELS "class")
+  find_program(LADDER_POSH posh)
+  find_program(LADDER_ORIGINAL_AWK original-awk)
+  if(LADDER_POSH AND LADDER_ORIGINAL_AWK)
+    file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk)
+    file(CREATE_LINK ${LADDER_ORIGINAL_AWK} ${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk/awk SYMBOLIC)
+    add_test(NAME class:lab-platforms-posh
+             COMMAND ${CMAKE_COMMAND} -E env
+                     "PATH=${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk:$ENV{PATH}" LAB_SH=${LADDER_POSH}
+                     ${LADDER_POSH} ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_platforms.sh)
+    set_tests_properties(class:lab-platforms-posh PROPERTIES TIMEOUT 120 LABELS "class")
+  endif()
+  # Every lab's plant and check on the emulated Mac path (LADDER_FORCE_PORTABLE=1,
+  # posh, BWK awk): RED then GREEN, or "not on this system" (77), never a lie.
+  # It builds a scratch clone's dev tree, then checks each lab: minutes.
+  add_test(NAME class:lab-verdicts COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_verdicts.sh)
+  set_tests_properties(class:lab-verdicts PROPERTIES TIMEOUT 2400 LABELS "class")
+
   # A selection of tests that matches nothing fails, in ctest's presets and
   # in scripts/test.sh (which then builds and runs nothing).
   add_test(NAME class:empty-selection COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/empty_selection.sh)
