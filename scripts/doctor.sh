@@ -305,6 +305,7 @@ fi
 # Which labs this machine can check: the one per-platform list
 # (docs/workshop/bugs/labs.txt), with what lab.sh measures here (LeakSanitizer,
 # the room for processes and threads).
+# shellcheck disable=SC2034 # read by scripts/lib/labs.sh
 LAB_ROOT=$here/..
 . "$here/lib/labs.sh"
 labs_platform

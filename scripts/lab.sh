@@ -481,10 +481,13 @@ cmd_status() {
 # kit_tree DIR: HEAD's tracked files in DIR (a new git repository), less
 # what kit-omits.txt names and the documents' facilitator blocks.
 kit_tree() {
-    mkdir -p "$1" && git -C "$1" init -q || die "cannot make $1"
+    { mkdir -p "$1" && git -C "$1" init -q; } || die "cannot make $1"
     git archive --format=tar HEAD | tar -C "$1" -xf - || die "git archive failed"
     sed 's/#.*//; /^[[:space:]]*$/d' "$root/docs/workshop/kit-omits.txt" |
-        while read -r path; do rm -rf "${1:?}"/$path; done
+        while read -r path; do
+            # shellcheck disable=SC2086 # a path or a pattern
+            rm -rf "${1:?}"/$path
+        done
     git -C "$1" ls-files --others -- '*.md' | while IFS= read -r f; do
         grep -q '^<!-- facilitator -->' "$1/$f" || continue
         awk '/^<!-- facilitator -->/ { off = 1 } !off { print }
@@ -514,7 +517,8 @@ cmd_kit() {
     dir=$1
     [ $kit = no ] || die "this is a student kit: make kits from the facilitator's repository"
     [ ! -e "$dir" ] || [ -z "$(ls -A "$dir" 2>/dev/null)" ] || die "$dir exists and is not empty"
-    mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || die "cannot make $dir"
+    mkdir -p "$dir" || die "cannot make $dir"
+    dir=$(cd "$dir" && pwd) || die "cannot make $dir"
     work=$dir/.work
     scratch_dir
     head=$(git rev-parse --short HEAD)
@@ -543,8 +547,6 @@ cmd_idle_cpu() {
     make -s -C "$root/$rung" server-release || die "make server-release failed in $rung"
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/idle-cpu.XXXXXX") || exit 2
     # Started, awaited and stopped as the walls do it (scripts/lib/ladder.sh).
-    . "$root/scripts/lib/ladder.sh"
-    ladder_platform
     trap 'server_end 5; rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM
     server_start "$tmp" "$root/$rung/server-release" "" ||

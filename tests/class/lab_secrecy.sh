@@ -112,7 +112,8 @@ reveals() {
 # look WHAT: the output on stdin is look N's (N.out), WHAT it is (N.what).
 # (It runs in a pipeline's subshell: N is counted from the files.)
 look() {
-    _n=$(($(ls "$tmp/look" | grep -c '[.]what$') + 1))
+    _n=$(($(cat "$tmp/look/count" 2>/dev/null || echo 0) + 1))
+    echo "$_n" >"$tmp/look/count"
     echo "$1" >"$tmp/look/$_n.what"
     cat >"$tmp/look/$_n.out"
 }
@@ -165,6 +166,7 @@ student() {
     for c in ${2:-$codes}; do
         gone "$1" "$c"
         for w in "$tmp"/look/*.what; do
+            [ -f "$w" ] || continue
             n=${w%.what}
             case $(cat "$w") in
             "ls -"*)

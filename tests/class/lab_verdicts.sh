@@ -29,13 +29,15 @@ mkdir -p "$clone" "$tmp/bin"
 if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
 else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
+        tar -C "$clone" -xf - || exit 2
 fi
 cd "$clone" || exit 2
 git -c user.name=student -c user.email=student@localhost init -q &&
-    git add -A && git -c user.name=student -c user.email=student@localhost commit -qm clone || exit 2
+    git add -A &&
+    git -c user.name=student -c user.email=student@localhost commit -qm clone || exit 2
 
-LAB_SH=sh
+LAB_SH="sh"
 if command -v posh >/dev/null 2>&1; then LAB_SH=posh; fi
 if command -v original-awk >/dev/null 2>&1; then
     ln -s "$(command -v original-awk)" "$tmp/bin/awk"
@@ -91,7 +93,9 @@ echo
 echo "checked for real on this path:${real:- none}"
 echo "not on this system here:${skipped:- none}"
 for c in $offered_mac; do
-    case " $skipped " in *" $c "*) echo "  $c: offered on macOS, not checkable on this path (above)" ;; esac
+    case " $skipped " in
+    *" $c "*) echo "  $c: offered on macOS, not checkable on this path (above)" ;;
+    esac
 done
 [ -n "$real" ] || fail "no lab was checked for real on the forced path"
 if [ $failures -eq 0 ]; then echo "lab verdicts: passed"; exit 0; fi
