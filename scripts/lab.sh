@@ -522,6 +522,7 @@ cmd_kit() {
     work=$dir/.work
     scratch_dir
     head=$(git rev-parse --short HEAD)
+    dirty && echo "(Uncommitted changes here are not in the kits: they are made from HEAD, $head.)"
     kit_tree "$work"
     kit_commit "$work" "$dir/io-ladder.git" "The I/O ladder: the class kit"
     echo "class kit: $dir/io-ladder.git"
