@@ -300,12 +300,34 @@ else
     fi
 fi
 
+# ---- the break-it labs ------------------------------------------------------------
+
+# Which labs this machine can check: the one per-platform list
+# (docs/workshop/bugs/labs.txt), with what lab.sh measures here (LeakSanitizer,
+# the room for processes and threads).
+# shellcheck disable=SC2034 # read by scripts/lib/labs.sh
+LAB_ROOT=$here/..
+. "$here/lib/labs.sh"
+labs_platform
+can="" cannot=""
+for code in $(lab_codes); do
+    if lab_ready "$code"; then can="$can $code"; else cannot="$cannot$code: $LAB_WHY
+"; fi
+done
+ok "break-it labs this machine can check:${can:- none} (docs/workshop/bugs/labs.txt)"
+printf '%s' "$cannot" | sed 's/^/         not here: /'
+for code in $(lab_suggested "$LAB_PLATFORM"); do
+    lab_ready "$code" ||
+        warn "lab $code, suggested for $(lab_platform_name "$LAB_PLATFORM"), cannot be" \
+            "checked on this machine: $LAB_WHY; give its pair another code"
+done
+
 echo
 if [ $missing -eq 0 ]; then
     echo "ready for the class ($warned warning(s) above, each says what it costs)."
     [ "$os" = Linux ] ||
-        echo "(Not Linux: make wall runs here; the tests and the break-it labs need a Linux" \
-            "machine.)"
+        echo "(Not Linux: 07-epoll is not built here; make wall, the tests and the labs" \
+            "listed above run here.)"
     exit 0
 fi
 echo "NOT ready: $missing thing(s) missing; run the fix line under each MISSING above," \

@@ -1,34 +1,50 @@
 #!/bin/sh
 # lab.sh - the break-it labs (docs/workshop/bugs/), planted out of sight.
 #
-#   scripts/lab.sh list           the labs (neutral codes, L1 ...), with their rung
+#   scripts/lab.sh list           the labs (neutral codes, L1 ...), with their rung,
+#                                 and which of them this system can check
 #   scripts/lab.sh plant CODE     set your work aside and plant lab CODE
 #   scripts/lab.sh check [CODE]   build, then run the tests that catch it:
-#                                 exit 1 while they fail, 0 once they pass
+#                                 exit 1 while they fail, 0 once they pass, 77
+#                                 (with "not on this system: REASON") where
+#                                 this system cannot tell
 #   scripts/lab.sh diff           your edits since the lab was planted (your fix)
 #   scripts/lab.sh reset          back to your own tree and your own work
 #   scripts/lab.sh status         what is planted, and what was set aside
 #   scripts/lab.sh idle-cpu [RUNG]  build RUNG's ./server-release (default
 #                                 01-blocking), start it with nobody connected,
 #                                 print its CPU share after 3 s, stop it
+#   scripts/lab.sh kit DIR        (facilitator) make the student kits in DIR
 # The answer to a lab is the facilitator's to give (docs/workshop/README.md).
+#
+# In a student kit (made by `lab.sh kit`) each lab is a kit of its own whose
+# one commit already holds the bug: there `check` tests for that lab, `diff`
+# and `reset` work on your edits since you cloned, and there is nothing to
+# plant.
+#
+# Which labs a system can check is docs/workshop/bugs/labs.txt, the one
+# per-platform list (scripts/lib/labs.sh reads it): a lab whose rung is not
+# built here, or whose check needs what this system lacks (LeakSanitizer, a
+# figure this system's process reader cannot give, room for a thousand
+# processes or threads), says "not on this system" with the reason and
+# exits 77 from plant and check, never 1 (RED) or 0 (GREEN).
 #
 # Labs have codes, not names: a name would be the answer. A lab's patch,
 # docs/workshop/bugs/CODE.patch, keeps its diff rot13-encoded
 # (scripts/lib/labpatch.sh), so neither a glance at it nor a `git log -p`
 # that shows it reads as the bug.
 #
-# plant: uncommitted work (edits, new files, a solution applied with git
+# plant (here, in the facilitator's repository: a rehearsal; students get
+# kits): uncommitted work (edits, new files, a solution applied with git
 # apply) is set aside with `git stash --include-untracked` (the entry names
 # the code only), and the script says so. The bug is then applied to the
 # working tree alone, and the files it changes are marked
-# `git update-index --skip-worktree`: git takes them to be as committed and
-# never reads them. So no commit, branch, index entry or stash holds the
-# bug, and git show, git log -p, git log --all -p, git diff, git diff
-# --cached, git stash show -p, git status, git reflog and git branch -a
-# print what they printed before; even `git reset --hard` leaves the lab in
-# place. (`git ls-files -v` marks those files with an S: it names files,
-# not the bug.) If the bug does not apply because a workshop solution is
+# `git update-index --skip-worktree`, so that git show, git log -p, git
+# diff, git status and git stash show nothing of it. That keeps it out of
+# the way, not secret: `git ls-files -v` marks those files with an S, the
+# planted blob is in the object store (git fsck), and they are the newest
+# files (ls -t); which is why students get kits, where nothing is planted
+# after the clone. If the bug does not apply because a workshop solution is
 # committed on your branch (L16 on top of the edge-triggered solution),
 # that solution is taken out in the working tree too, out of sight in the
 # same way, and the script says so. What it did is kept in the git
@@ -46,18 +62,44 @@
 # branch's and are read by git again, and the work set aside is put back.
 # Commits you made meanwhile stay.
 #
+# kit DIR: the student kits, made from this repository's HEAD, as bare git
+# repositories in DIR (a new folder): DIR/io-ladder.git, the class kit, and
+# DIR/L1.git ... DIR/L16.git, one per lab. Each holds the tracked files less
+# what docs/workshop/kit-omits.txt names (the guide, the answer table, the
+# bug and solution patches, the class tests that plant them) and less the
+# facilitator blocks of the documents (between "<!-- facilitator -->" and
+# "<!-- /facilitator -->"), as one commit with no parent, and no object that
+# commit does not hold. A lab's kit has its bug in that commit and a file
+# .ladder-lab naming its code: no git command can compare the bug with the
+# code it replaced, for that code is not in the kit, and a clone writes every
+# file at once. Students clone the kit they are given
+# (git clone DIR/L1.git io-ladder-L1), never this repository.
+#
 # POSIX sh (runs under dash, posh, and macOS's /bin/sh); needs git, and cmake
 # and a C compiler for check.
 set -u
 
 usage() { sed -n '2,/^# The answer to a lab/p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "lab.sh: $*" >&2; exit 2; }
+# not_here WHY: the verdict of a lab this system cannot check.
+not_here() { echo "not on this system: $*"; exit 77; }
 
 cd "$(dirname "$0")/.." || exit 2
 root=$(pwd)
 bugs=$root/docs/workshop/bugs
 solutions=$root/docs/workshop/solutions
 . "$root/scripts/lib/labpatch.sh"
+. "$root/scripts/lib/ladder.sh"
+ladder_platform
+LAB_ROOT=$root
+. "$root/scripts/lib/labs.sh"
+labs_platform
+# A student kit has no patches; its lab (if it is a lab's kit) is named in
+# .ladder-lab.
+kit=no
+[ -n "$(ls "$bugs"/L*.patch 2>/dev/null)" ] || kit=yes
+kit_lab=""
+[ -f "$root/.ladder-lab" ] && kit_lab=$(sed -n 1p "$root/.ladder-lab")
 
 command -v git >/dev/null 2>&1 ||
     die "git is missing (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install)"
@@ -78,9 +120,16 @@ git_() {
 get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 patch_of() { echo "$bugs/$1.patch"; }
 known() {
-    [ -n "$1" ] && [ -f "$(patch_of "$1")" ] && case $1 in */* | .*) false ;; *) true ;; esac
+    case $1 in */* | .*) return 1 ;; esac
+    lab_known "$1"
 }
 need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
+need_patch() {
+    [ $kit = no ] && [ -f "$(patch_of "$1")" ] && return 0
+    [ -n "$kit_lab" ] && die "this kit is lab $kit_lab's: its bug is in the code as you cloned it"
+    die "labs come as kits of their own: ask the facilitator for lab $1's" \
+        "(git clone .../$1.git)"
+}
 # A scratch folder in the git directory, removed on the way out; made before
 # any command substitution needs it (a subshell's would outlive its trap).
 scratch_dir() {
@@ -89,14 +138,10 @@ scratch_dir() {
 # plain CODE: the path of the lab's patch as git apply reads it.
 plain() { lab_patch_decode "$(patch_of "$1")" >"$scratch/$1.patch" && echo "$scratch/$1.patch"; }
 
-# Words of the patch's "Caught-by:" line (before its diff).
-caught_by() {
-    awk '/^(diff|qvss) --(git|tvg) /{exit}
-         $1 == "Caught-by:" {for (i = 2; i <= NF; i++) print $i}' \
-        "$(patch_of "$1")"
-}
-# The rung in the patch's title line: "Break-it lab L1 (05-poll)."
-rung_of() { sed -n '1s/.*(\([^)]*\))\.*$/\1/p' "$(patch_of "$1")"; }
+# The tests that catch it here (labs.txt: its Caught-by line, less the tests
+# on rungs this system does not build).
+caught_by() { lab_tests "$1"; }
+rung_of() { lab_rung "$1"; }
 
 # Column N of the lab's row in the student sheet (bugs/README.md): 5 is
 # "what you will see", 6 the hint.
@@ -170,6 +215,8 @@ solution_out_of_the_way() {
 cmd_plant() {
     code=$1
     need_known "$code"
+    need_patch "$code"
+    lab_ready "$code" || not_here "lab $code: $LAB_WHY (nothing is planted; lab.sh list)"
     plant_preflight
     head_commit=$(git rev-parse HEAD) || die "this clone has no commit"
     patch=$(plain "$code") || die "cannot read $(patch_of "$code")"
@@ -241,11 +288,30 @@ lab_edits() {
 }
 
 cmd_diff() {
+    if [ -n "$kit_lab" ]; then
+        git diff HEAD
+        git ls-files --others --exclude-standard | sed 's/^/new file, not tracked: /'
+        return 0
+    fi
     [ -f "$state" ] || { echo "No lab is planted: git diff shows your edits."; return 0; }
     lab_edits
 }
 
+# In a lab's kit: your edits saved as a diff, then the kit as you cloned it.
+kit_reset() {
+    fix=$gitdir/ladder-lab-$kit_lab.diff
+    git diff HEAD >"$fix"
+    if [ -s "$fix" ]; then
+        echo "Your edits are saved in $fix"
+    else
+        rm -f "$fix"
+    fi
+    git_ reset -q --hard HEAD || exit 1
+    echo "Lab $kit_lab's kit is as you cloned it (your commits, if any, stay)."
+}
+
 cmd_reset() {
+    [ -z "$kit_lab" ] || { kit_reset; return; }
     if [ ! -f "$state" ]; then
         echo "No lab is planted; nothing to reset."
         return 0
@@ -294,10 +360,12 @@ build_for() { # rung...
 
 cmd_check() {
     code=${1:-$(get code)}
+    [ -n "$code" ] || code=$kit_lab
     [ -n "$code" ] || die "no lab is planted; name one: lab.sh check CODE"
     need_known "$code"
+    # Before any build: a lab this system cannot check says so, and why.
+    lab_ready "$code" || not_here "lab $code: $LAB_WHY"
     tests=$(caught_by "$code")
-    [ -n "$tests" ] || die "$code.patch names no Caught-by: tests"
     rungs=$(for t in $tests; do echo "${t%%:*}"; done | sort -u | tr '\n' ' ')
     # shellcheck disable=SC2086 # a list of targets
     build_for $rungs
@@ -319,10 +387,11 @@ cmd_check() {
     fi
     skips=$(sed -n 's/^[0-9]*: *skip\(ped:\)\{0,1\} *//p' "$out" | sort -u)
     if [ $rc -eq 0 ] && [ -n "$skips" ]; then
-        echo "NOT SHOWN HERE: the tests pass, but some of their checks cannot be made on"
-        echo "this system, so this green does not clear lab $code:"
+        echo "The tests pass, but some of their checks cannot be made on this system, and"
+        echo "any of them may be the one that catches lab $code:"
         printf '%s\n' "$skips" | sed 's/^/  /'
-        return 3
+        not_here "lab $code: its tests pass, but the checks above are skipped on this" \
+            "system's path ($(lab_platform_name "$LAB_PLATFORM")), so this is no GREEN"
     fi
     if [ $rc -eq 0 ]; then
         echo "GREEN: every test that catches lab $code passes against the code as it is now."
@@ -340,6 +409,7 @@ cmd_check() {
 # --facilitator so that no student meets the answer by trying the commands
 # of the usage; it is a gate against accidents, not a lock.
 cmd_reveal() {
+    [ $kit = no ] || die "the answers are not in the kit: ask the facilitator"
     if [ "${1:-}" != --facilitator ]; then
         echo "The answer is the facilitator's to give: ask them once your fix is green." >&2
         exit 2
@@ -354,18 +424,48 @@ cmd_reveal() {
     awk 'found || /^diff --git /{found = 1; print}' "$(plain "$code")"
 }
 
-# The codes in their order (L1, L2, ... L10), each with its rung.
+# The codes in their order, each with its rung and whether this system can
+# check it (and why not); --markdown: the per-platform table the lab sheet,
+# the guide and the handout carry (class:lab-platforms compares them).
 cmd_list() {
-    for p in "$bugs"/*.patch; do
-        n=$(basename "$p" .patch)
-        printf '%s %s\n' "$(echo "$n" | tr -cd '0-9')" "$n"
-    done | sort -n | while read -r _ n; do
-        printf '  %-5s %s\n' "$n" "$(rung_of "$n")"
+    if [ "${1:-}" = --markdown ]; then list_markdown; return; fi
+    for n in $(lab_codes); do
+        if lab_ready "$n"; then
+            printf '  %-5s %s\n' "$n" "$(rung_of "$n")"
+        else
+            printf '  %-5s %-13s not on this system: %s\n' "$n" "$(rung_of "$n")" "$LAB_WHY"
+        fi
+    done
+    [ -z "$kit_lab" ] || echo "This kit is lab $kit_lab's: 'scripts/lab.sh check' tests for it."
+}
+
+
+# offered_on P: the codes P can check, on one line.
+offered_on() {
+    for n in $(lab_codes); do lab_offered "$n" "$1" && printf '%s ' "$n"; done | sed 's/ $//'
+}
+
+list_markdown() {
+    echo "| system | labs it can check | suggested for a class | not there, and why |"
+    echo "|---|---|---|---|"
+    for p in linux macos freebsd; do
+        why=$(for n in $(lab_codes); do
+            lab_offered "$n" "$p" || printf '%s\t%s\n' "$n" "$LAB_WHY"
+        done | awk -F'\t' '{ if (!($2 in seen)) { order[++k] = $2; seen[$2] = $1 }
+                                 else seen[$2] = seen[$2] " " $1 }
+                           END { for (i = 1; i <= k; i++) {
+                                     printf "%s%s (%s)", (i > 1 ? "; " : ""),
+                                         seen[order[i]], order[i] }
+                           }')
+        printf '| %s | %s | %s | %s |\n' "$(lab_platform_name "$p")" "$(offered_on "$p")" \
+            "$(lab_suggested "$p")" "${why:-none}"
     done
 }
 
 cmd_status() {
-    if [ ! -f "$state" ]; then
+    if [ -n "$kit_lab" ]; then
+        echo "This kit is lab $kit_lab's; 'scripts/lab.sh diff' shows your edits since the clone."
+    elif [ ! -f "$state" ]; then
         echo "No lab is planted."
     else
         echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)"));" \
@@ -374,6 +474,66 @@ cmd_status() {
             echo "  Your work is set aside in git stash ($(get stash))."
         fi
     fi
+}
+
+# ---- kit ----------------------------------------------------------------------
+
+# kit_tree DIR: HEAD's tracked files in DIR (a new git repository), less
+# what kit-omits.txt names and the documents' facilitator blocks.
+kit_tree() {
+    { mkdir -p "$1" && git -C "$1" init -q; } || die "cannot make $1"
+    git archive --format=tar HEAD | tar -C "$1" -xf - || die "git archive failed"
+    sed 's/#.*//; /^[[:space:]]*$/d' "$root/docs/workshop/kit-omits.txt" |
+        while read -r path; do
+            # shellcheck disable=SC2086 # a path or a pattern
+            rm -rf "${1:?}"/$path
+        done
+    git -C "$1" ls-files --others -- '*.md' | while IFS= read -r f; do
+        grep -q '^<!-- facilitator -->' "$1/$f" || continue
+        awk '/^<!-- facilitator -->/ { off = 1 } !off { print }
+             /^<!-- \/facilitator -->/ { off = 0 }' "$1/$f" >"$1/$f.kit" && mv "$1/$f.kit" "$1/$f"
+    done
+}
+
+# kit_commit WORK BARE MESSAGE: WORK's files as one root commit, cloned bare
+# into BARE with only the objects that commit holds, every file of it
+# written at once; WORK removed.
+kit_commit() {
+    (
+        cd "$1" || exit 1
+        date=$(git -C "$root" log -1 --format=%cI HEAD)
+        export GIT_AUTHOR_DATE="$date" GIT_COMMITTER_DATE="$date"
+        git -c user.name="I/O ladder" -c user.email="kit@localhost" add -A &&
+            git -c user.name="I/O ladder" -c user.email="kit@localhost" \
+                commit -q -m "$3"
+    ) || die "could not commit the kit in $1"
+    git clone -q --bare --no-local "$1" "$2" || die "could not clone $1 into $2"
+    git -C "$2" remote remove origin 2>/dev/null
+    git -C "$2" gc -q --prune=now
+    rm -rf "$1"
+}
+
+cmd_kit() {
+    dir=$1
+    [ $kit = no ] || die "this is a student kit: make kits from the facilitator's repository"
+    [ ! -e "$dir" ] || [ -z "$(ls -A "$dir" 2>/dev/null)" ] || die "$dir exists and is not empty"
+    mkdir -p "$dir" || die "cannot make $dir"
+    dir=$(cd "$dir" && pwd) || die "cannot make $dir"
+    work=$dir/.work
+    scratch_dir
+    head=$(git rev-parse --short HEAD)
+    dirty && echo "(Uncommitted changes here are not in the kits: they are made from HEAD, $head.)"
+    kit_tree "$work"
+    kit_commit "$work" "$dir/io-ladder.git" "The I/O ladder: the class kit"
+    echo "class kit: $dir/io-ladder.git"
+    for n in $(lab_codes); do
+        kit_tree "$work"
+        (cd "$work" && git apply "$(plain "$n")") || die "lab $n does not apply to HEAD"
+        echo "$n" >"$work/.ladder-lab"
+        kit_commit "$work" "$dir/$n.git" "The I/O ladder: the kit of lab $n"
+    done
+    echo "lab kits: $dir/L*.git ($(lab_codes | wc -l | tr -d ' '), from $head)"
+    echo "A pair clones the class kit, then its lab's: git clone $dir/L1.git io-ladder-L1"
 }
 
 # ---- idle-cpu ---------------------------------------------------------------
@@ -388,8 +548,6 @@ cmd_idle_cpu() {
     make -s -C "$root/$rung" server-release || die "make server-release failed in $rung"
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/idle-cpu.XXXXXX") || exit 2
     # Started, awaited and stopped as the walls do it (scripts/lib/ladder.sh).
-    . "$root/scripts/lib/ladder.sh"
-    ladder_platform
     trap 'server_end 5; rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM
     server_start "$tmp" "$root/$rung/server-release" "" ||
@@ -406,7 +564,7 @@ cmd_idle_cpu() {
     echo "  server stopped."
 }
 
-case ${1:-} in plant | diff | reset | reveal) scratch_dir ;; esac
+case ${1:-} in plant | diff | reset | reveal | kit) scratch_dir ;; esac
 case ${1:-} in
 idle-cpu) [ $# -le 2 ] || die "usage: lab.sh idle-cpu [RUNG]"; cmd_idle_cpu "${2:-}" ;;
 plant) [ $# -eq 2 ] || die "usage: lab.sh plant CODE (lab.sh list)"; cmd_plant "$2" ;;
@@ -417,7 +575,8 @@ reveal)
     cmd_reveal "${2:-}" "${3:-}"
     ;;
 reset) cmd_reset ;;
-list) cmd_list ;;
+list) [ $# -le 2 ] || die "usage: lab.sh list [--markdown]"; cmd_list "${2:-}" ;;
+kit) [ $# -eq 2 ] || die "usage: lab.sh kit DIR"; cmd_kit "$2" ;;
 status) cmd_status ;;
 -h | --help | help) usage ;;
 *) usage >&2; exit 2 ;;

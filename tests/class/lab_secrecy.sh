@@ -1,23 +1,32 @@
 #!/bin/sh
-# lab_secrecy.sh: a planted lab keeps its secret, and reset gives the
-# student's tree back.
+# lab_secrecy.sh: what students clone keeps the answers. A student is played
+# on the kits as students get them: `scripts/lab.sh kit DIR` on a scratch
+# copy of this tree, then `git clone DIR/CODE.git` (and the class kit,
+# DIR/io-ladder.git). The student knows the lab's code and the lab sheet
+# (rung, tests, symptom); every look below is tried on every kit:
+#   git: show, show --stat, log -p --all, log -g, reflog, diff, diff --cached,
+#     diff HEAD, status --ignored, stash list, stash show -p, ls-files -v,
+#     ls-files --debug, branch -a, tag, for-each-ref, fsck --unreachable
+#     --dangling --lost-found, count-objects -v, rev-list --all, cat-file
+#     --batch-all-objects (every object's content), update-index
+#     --no-skip-worktree / --really-refresh then diff, HEAD~1, notes;
+#   files: every file of the clone, .git included (grep -r), ls -t, -tr, -tc
+#     over the tracked files, the files beside the tracked ones;
+#   lab.sh: list, status, diff, reveal, plant.
+# A look gives the answer away when what it prints holds: a line of code the
+# bug replaced (it is in no file of the kit, so only a diff or an old object
+# can show it), a hunk header of the bug's patch, any line of any lab's patch
+# rot13-encoded or a patch's encoded "diff --git a/" line, a lab's code beside
+# its bug's name (bugs/ANSWERS.md), a facilitator block; or, for file times,
+# when the planted file is the newest or the oldest. The kits must also hold
+# nothing of kit-omits.txt, no file but the planted ones (and .ladder-lab)
+# may differ between a lab's kit and the class kit, and the bug must be in
+# the lab's kit all the same.
 #
-# On a scratch clone (the tracked files as one commit, with a student's
-# uncommitted edit, so that plant sets work aside), for every lab that
-# `scripts/lab.sh list` names:
-#   1. the git commands a curious student tries are run before and after
-#      `lab.sh plant CODE` (git show, git log -p, git diff, git diff --cached,
-#      git stash show -p, git status, git reflog, git branch -a,
-#      git log --all -p). No line that planting adds to their output may be
-#      one of the bug's diff lines, hold the text of one, or name the bug
-#      (its name in the facilitator's key, bugs/ANSWERS.md); nor may plant's
-#      own output. The bug must be in the working tree all the same.
-#   2. `lab.sh reset`: only the student's edit is left, git reads every file
-#      again, no stash is left, and the lab's patch applies to the tree as it
-#      did before plant (or not, as before: L16 over the solution).
-# Then: a fix is shown by `lab.sh diff` and saved by reset; `lab.sh reveal`
-# without --facilitator prints no answer; and L16 planted over a committed
-# edge-triggered solution is just as hidden and leaves the commit in place.
+# The same looks must find the answer in a clone of this repository with
+# lab L1 planted by `lab.sh plant` (the labs before the kits): if they
+# cannot, they test nothing, and this test fails. `lab_secrecy.sh --clone`
+# plays the student on such clones for every lab (and fails, as it should).
 # No server is started and nothing is built.
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
@@ -25,148 +34,223 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-secrecy.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-clone=$tmp/io-ladder
+mode=kits
+[ "${1:-}" = --clone ] && mode=clone
 failures=0
 ok() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-mkdir -p "$clone"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
-else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
-fi
-cd "$clone" || exit 2
 g() { git -c user.name=student -c user.email=student@localhost "$@"; }
-g init -q && g add -A && g commit -qm "fresh clone" || exit 2
-. scripts/lib/labpatch.sh
-EDIT=05-poll/README.md
 
-# The commands, one per line; each one's output (stderr too) goes to
-# $1/N.out.
-COMMANDS='show
-log -p
-diff
-diff --cached
-stash show -p
-status
-reflog
-branch -a
-log --all -p'
-snapshot() {
-    mkdir -p "$1"
-    i=0
-    echo "$COMMANDS" | while IFS= read -r c; do
-        i=$((i + 1))
-        # shellcheck disable=SC2086 # the command's words
-        git --no-pager $c >"$1/$i.out" 2>&1
-        echo "git $c" >"$1/$i.cmd"
-    done
+# The facilitator's repository: the tracked files as they are now, one commit.
+fac=$tmp/facilitator
+mkdir -p "$fac"
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$fac" -xf - || exit 2
+else
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$fac" -xf - || exit 2
+fi
+(cd "$fac" && g init -q && g add -A && g commit -qm "the facilitator's tree") || exit 2
+. "$fac/scripts/lib/labpatch.sh"
+codes=$(awk '$1 == "lab" { print $2 }' "$fac/docs/workshop/bugs/labs.txt")
+[ -n "$codes" ] || { echo "FAIL no lab in docs/workshop/bugs/labs.txt"; exit 1; }
+
+# ---- what would give each lab away -------------------------------------------------
+
+# The facilitator's secrets, per lab, in $tmp/secret/CODE.*: .patch (decoded),
+# .files (the files it changes), .hunks (its hunk headers), .old (the lines it
+# removes, as text), .rot (every diff line of it rot13-encoded, as text), .name.
+mkdir -p "$tmp/secret"
+texts() { sed 's/^[-+]//; s/^[[:space:]]*//; s/[[:space:]]*$//' | awk 'length($0) >= 12'; }
+for c in $codes; do
+    s=$tmp/secret/$c
+    lab_patch_decode "$fac/docs/workshop/bugs/$c.patch" >"$s.patch"
+    sed -n 's|^+++ b/||p' "$s.patch" >"$s.files"
+    grep '^@@ ' "$s.patch" | sed 's/ @@.*/ @@/' >"$s.hunks"
+    awk '/^diff --git /{ body = 1 } body && /^-/ && !/^--- /' "$s.patch" | texts | sort -u >"$s.old"
+    awk '/^diff --git /{ body = 1 } body && /^[-+]/ && !/^(\+\+\+|---) /' "$s.patch" | texts |
+        LC_ALL=C tr "$LAB_ROT13_PLAIN" "$LAB_ROT13_CODED" | sort -u >"$s.rot"
+    awk -v code="\`$c\`" '/^### / && $2 == code { print $3; exit }' \
+        "$fac/docs/workshop/bugs/ANSWERS.md" >"$s.name"
+    [ -s "$s.name" ] && [ -s "$s.files" ] || fail "$c: no patch or no entry in bugs/ANSWERS.md"
+done
+cat "$tmp"/secret/*.rot | sort -u >"$tmp/all.rot"
+echo 'qvss --tvg n/' >>"$tmp/all.rot"
+
+# gone CLONE CODE: the removed lines of CODE that no tracked file of CLONE
+# holds (its own lines, when the lab is planted there; none for another lab).
+gone() {
+    : >"$tmp/gone"
+    while IFS= read -r line; do
+        (cd "$1" && git ls-files -z | xargs -0 grep -qF -- "$line" 2>/dev/null) ||
+            printf '%s\n' "$line" >>"$tmp/gone"
+    done <"$tmp/secret/$2.old"
 }
 
-# The bug's diff lines of a decoded patch, with their sign ("-    foo();"),
-# and their text alone when long enough to be telling (>= 12 characters).
-bug_lines() {
-    awk '/^diff --git /{ body = 1 } body && /^[-+]/ && !/^(\+\+\+|---) / { print }' "$1"
-}
-bug_texts() {
-    bug_lines "$1" | sed 's/^[-+][[:space:]]*//; s/[[:space:]]*$//' | awk 'length($0) >= 12'
-}
-
-# shows WHAT FILE PATCH NAME: fail if FILE holds a diff line of PATCH, the
-# text of one, or NAME.
-shows() {
-    what=$1 file=$2 patch=$3 name=$4 bad=""
-    bug_lines "$patch" >"$tmp/lines"
-    bug_texts "$patch" >"$tmp/texts"
-    if grep -qxF -f "$tmp/lines" "$file"; then bad="a diff line: $(grep -xF -f "$tmp/lines" "$file" | head -1)"
-    elif [ -s "$tmp/texts" ] && grep -qF -f "$tmp/texts" "$file"; then bad="the text of a diff line: $(grep -F -f "$tmp/texts" "$file" | head -1)"
-    elif grep -qiw -- "$name" "$file"; then bad="the name '$name': $(grep -iw -- "$name" "$file" | head -1)"
+# reveals FILE CODE: why FILE gives the answer away, or nothing.
+reveals() {
+    f=$1 s=$tmp/secret/$2
+    grep() { command grep -a "$@"; }
+    if [ -s "$tmp/gone" ] && grep -qF -f "$tmp/gone" "$f"; then
+        echo "a line the bug replaced: $(grep -F -f "$tmp/gone" "$f" | head -1)"
+    elif grep -qF -f "$s.hunks" "$f"; then
+        echo "the bug's hunk header: $(grep -F -f "$s.hunks" "$f" | head -1)"
+    elif grep -qF -f "$tmp/all.rot" "$f"; then
+        echo "a patch line, rot13-encoded: $(grep -F -f "$tmp/all.rot" "$f" | head -1)"
+    elif grep -q '^<!-- facilitator -->' "$f"; then
+        echo "a facilitator block"
+    else
+        for c in $codes; do
+            n=$(cat "$tmp/secret/$c.name")
+            hit=$(grep -iw -- "$n" "$f" | grep -w -- "$c" | head -1)
+            [ -z "$hit" ] || { echo "lab $c beside its name '$n': $hit"; return; }
+        done
     fi
-    [ -z "$bad" ] || { fail "$what shows $bad"; return 1; }
 }
 
-# new_lines BEFORE AFTER: the lines of AFTER that BEFORE does not hold.
-new_lines() { sort -u "$1" >"$tmp/b"; sort -u "$2" | comm -13 "$tmp/b" -; }
+# ---- the student's looks -------------------------------------------------------------
 
-name_of() { awk -v code="\`$1\`" '/^### / && $2 == code { print $3; exit }' docs/workshop/bugs/ANSWERS.md; }
+# look WHAT: the output on stdin is look N's (N.out), WHAT it is (N.what).
+# (It runs in a pipeline's subshell: N is counted from the files.)
+look() {
+    _n=$(($(cat "$tmp/look/count" 2>/dev/null || echo 0) + 1))
+    echo "$_n" >"$tmp/look/count"
+    echo "$1" >"$tmp/look/$_n.what"
+    cat >"$tmp/look/$_n.out"
+}
 
-# check_lab CODE: plant it over the student's edit, look, reset, look.
-check_lab() {
-    code=$1
-    name=$(name_of "$code")
-    [ -n "$name" ] || { fail "$code: not in docs/workshop/bugs/ANSWERS.md"; return; }
-    patch=$tmp/$code.patch
-    lab_patch_decode "docs/workshop/bugs/$code.patch" >"$patch"
-    applied=no
-    git apply --check "$patch" 2>/dev/null && applied=yes
-    echo "/* the student's note */" >>"$EDIT"
-    rm -rf "$tmp/before" "$tmp/after"
-    snapshot "$tmp/before"
-    if ! sh scripts/lab.sh plant "$code" >"$tmp/plant.log" 2>&1; then
-        cat "$tmp/plant.log"; fail "$code: plant failed"; git checkout -q -- "$EDIT"; return
-    fi
-    seen=0
-    shows "$code: plant's output" "$tmp/plant.log" "$patch" "$name" || seen=1
-    snapshot "$tmp/after"
-    for cmd in "$tmp"/after/*.cmd; do
-        n=$(basename "$cmd" .cmd)
-        new_lines "$tmp/before/$n.out" "$tmp/after/$n.out" >"$tmp/new"
-        shows "$code: $(cat "$cmd")" "$tmp/new" "$patch" "$name" || seen=1
+# looks CLONE CODE: every look in CLONE (a student's clone; CODE its lab, or
+# "" for the class kit), each one's output in $tmp/look/N.out, named in N.what.
+looks() {
+    rm -rf "$tmp/look"; mkdir -p "$tmp/look"
+    (
+        cd "$1" || exit 1
+        # File times first, before any look reads a file.
+        # shellcheck disable=SC2046 # the tracked files, none with a space
+        for o in -t -tr -tc; do ls $o $(git ls-files) | head -1 | look "ls $o (first)"; done
+        for c in 'show' 'show --stat' 'log -p --all' 'log -g -p' 'reflog' 'diff' 'diff --cached' \
+            'diff HEAD' 'status --ignored' 'stash list' 'stash show -p' 'ls-files -v' \
+            'ls-files --debug' 'branch -a' 'tag' 'for-each-ref' 'notes list' 'count-objects -v' \
+            'fsck --full --unreachable --dangling --lost-found --no-reflogs' \
+            'rev-list --all --objects' 'show HEAD~1' 'log -p --all --reflog'; do
+            # shellcheck disable=SC2086 # the command's words
+            git --no-pager $c 2>&1 | look "git $c"
+        done
+        git cat-file --batch-all-objects --batch 2>&1 | look "git cat-file --batch-all-objects"
+        for f in .git/lost-found/*/*; do [ -f "$f" ] && cat "$f"; done 2>/dev/null |
+            look "git fsck --lost-found's files"
+        git ls-files -z | xargs -0 git update-index --no-skip-worktree
+        git ls-files -z | xargs -0 git update-index --no-assume-unchanged
+        git update-index -q --really-refresh
+        { git --no-pager diff; git --no-pager diff --stat; } 2>&1 |
+            look "git update-index --no-skip-worktree, then git diff"
+        grep -r -a -I . . 2>/dev/null | look "grep -r over every file, .git included"
+        for f in $(sed 1d .git/packed-refs 2>/dev/null | awk '{ print $1 }'); do
+            git --no-pager show "$f" 2>&1
+        done | look "git show of every packed ref"
+        find . -path ./.git -prune -o -type f -print | sed 's|^\./||' | sort >"$tmp/files.all"
+        git ls-files | sort | comm -13 - "$tmp/files.all" | look "files git does not track"
+        sh scripts/lab.sh list 2>&1 | look "lab.sh list"
+        sh scripts/lab.sh status 2>&1 | look "lab.sh status"
+        sh scripts/lab.sh diff 2>&1 | look "lab.sh diff"
+        sh scripts/lab.sh reveal --facilitator "${2:-L1}" 2>&1 | look "lab.sh reveal --facilitator"
+        sh scripts/lab.sh plant "${2:-L1}" 2>&1 | look "lab.sh plant"
+        sh scripts/lab.sh reset >/dev/null 2>&1
+    )
+}
+
+# student CLONE CODE: play the student on CLONE; fail for every look that
+# gives lab CODE (or, on the class kit, any lab) away. Prints how many did.
+student() {
+    found=0
+    looks "$1" "$2"
+    for c in ${2:-$codes}; do
+        gone "$1" "$c"
+        for w in "$tmp"/look/*.what; do
+            [ -f "$w" ] || continue
+            n=${w%.what}
+            case $(cat "$w") in
+            "ls -"*)
+                planted=$(head -1 "$n.out")
+                if grep -qxF -- "$planted" "$tmp/secret/$c.files" 2>/dev/null && [ -n "$2" ]; then
+                    why="the planted file comes first: $planted"
+                else why=""; fi ;;
+            "git ls-files -v")
+                why=$(grep -v '^H ' "$n.out" | head -1 | sed 's/^/a file marked: /') ;;
+            "git fsck"*)
+                why=$(grep -E 'unreachable|dangling' "$n.out" | head -1 |
+                    sed 's/^/an object no commit holds: /') ;;
+            *) why=$(reveals "$n.out" "$c") ;;
+            esac
+            [ -z "$why" ] && continue
+            found=$((found + 1))
+            fail "${2:-class kit}: $(cat "$w") shows $why"
+        done
     done
-    [ $seen -eq 0 ] && ok "$code: plant's output and $(echo "$COMMANDS" | wc -l | tr -d ' ') git commands show nothing of it"
-    git apply -R --check "$patch" 2>/dev/null && ok "$code: the bug is in the working tree" ||
-        fail "$code: the bug is not in the working tree"
-    if ! sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1; then cat "$tmp/reset.log"; fail "$code: reset failed"; fi
-    after=$(git status --porcelain | tr '\n' ' ')
-    [ "$after" = " M $EDIT " ] && ok "$code: reset leaves only the student's edit" || fail "$code: after reset: $after"
-    [ -z "$(git ls-files -v | grep -v '^H ')" ] || fail "$code: reset left files marked: $(git ls-files -v | grep -v '^H ')"
-    now=no
-    git apply --check "$patch" 2>/dev/null && now=yes
-    [ $now = $applied ] || fail "$code: the lab's patch applied to the tree before plant: $applied, after reset: $now"
-    [ -z "$(git stash list)" ] || fail "$code: reset left a stash: $(git stash list)"
-    git checkout -q -- "$EDIT"
+    return $found
 }
 
-codes=$(sh scripts/lab.sh list | awk '{ print $1 }')
-[ "$(echo "$codes" | wc -w)" -eq "$(ls docs/workshop/bugs/*.patch | wc -l)" ] ||
-    fail "lab.sh list does not name every lab: $(echo $codes)"
-for code in $codes; do check_lab "$code"; done
+# ---- the control: a clone of this repository, lab L1 planted -----------------------
+
+echo "== the control: a clone of the facilitator's repository, lab L1 planted by lab.sh plant"
+control() { # CODE: clone, plant
+    rm -rf "$tmp/control"
+    git clone -q "$fac" "$tmp/control" && (cd "$tmp/control" && sh scripts/lab.sh plant "$1") \
+        >/dev/null 2>&1 || { fail "control: plant $1 in a clone"; return 1; }
+}
+if [ $mode = clone ]; then
+    for c in $codes; do control "$c" && student "$tmp/control" "$c"; done
+    echo
+    echo "lab secrecy (--clone): $failures look(s) give a lab away"
+    [ $failures -eq 0 ]
+    exit
+fi
+control L1
+before=$failures
+student "$tmp/control" L1 >"$tmp/control.log"
+found=$?
+failures=$before
+if [ $found -ge 5 ]; then
+    ok "the looks find lab L1 in a clone with plant in $found ways:"
+    sed -n 's/^FAIL /       /p' "$tmp/control.log"
+else
+    cat "$tmp/control.log"
+    fail "the looks find lab L1 in a planted clone of the repository in $found ways only"
+fi
+
+# ---- the kits ------------------------------------------------------------------------
 
 echo
-echo "== a fix: lab.sh diff shows it, reset saves it"
-lab_patch_decode docs/workshop/bugs/L1.patch >"$tmp/L1.patch"
-sh scripts/lab.sh plant L1 >/dev/null 2>&1 || fail "plant L1"
-git apply -R "$tmp/L1.patch" || fail "the fix (the patch reversed) does not apply"
-[ -z "$(git diff)" ] || fail "git diff shows an edit of a planted file (expected: hidden)"
-sh scripts/lab.sh diff >"$tmp/diff.log" 2>&1
-grep -q '^diff --git a/05-poll/main.c' "$tmp/diff.log" && ok "lab.sh diff shows the fix" ||
-    { cat "$tmp/diff.log"; fail "lab.sh diff does not show the fix"; }
-sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1
-saved=$(sed -n 's/^Your edits made during the lab are saved in //p' "$tmp/reset.log")
-[ -n "$saved" ] && [ -f "$saved" ] && grep -q '^diff --git a/05-poll/main.c' "$saved" &&
-    ok "reset saved the fix in $saved" || { cat "$tmp/reset.log"; fail "reset did not save the fix"; }
-[ -z "$(git status --porcelain)" ] && ok "reset: the tree is clean" || fail "after reset: $(git status --porcelain)"
+echo "== the kits: scripts/lab.sh kit DIR, then git clone as a student does"
+if ! (cd "$fac" && sh scripts/lab.sh kit "$tmp/kits") >"$tmp/kit.log" 2>&1; then
+    cat "$tmp/kit.log"; fail "lab.sh kit"; exit 1
+fi
+git clone -q "$tmp/kits/io-ladder.git" "$tmp/class" || { fail "clone the class kit"; exit 1; }
 
-echo
-echo "== reveal is the facilitator's step"
-sh scripts/lab.sh reveal L1 >"$tmp/reveal.log" 2>&1
-rc=$?
-if [ $rc -ne 0 ] && ! grep -q "$(name_of L1)" "$tmp/reveal.log"; then ok "lab.sh reveal L1 refuses (exit $rc)"
-else fail "lab.sh reveal L1 exited $rc: $(head -3 "$tmp/reveal.log")"; fi
-sh scripts/lab.sh reveal --facilitator L1 >"$tmp/reveal.log" 2>&1
-grep -q "^### \`L1\` $(name_of L1)" "$tmp/reveal.log" && grep -q '^diff --git ' "$tmp/reveal.log" &&
-    ok "lab.sh reveal --facilitator L1 prints the answer and the diff" || fail "reveal --facilitator L1"
+# Nothing of kit-omits.txt, in any kit.
+omitted=$(sed 's/#.*//; /^[[:space:]]*$/d' "$fac/docs/workshop/kit-omits.txt")
+for p in $omitted docs/workshop/bugs/ANSWERS.md docs/workshop/README.md; do
+    # shellcheck disable=SC2086 # a pattern
+    left=$(cd "$tmp/class" && ls -d $p 2>/dev/null)
+    [ -z "$left" ] || fail "the class kit holds $left"
+done
+for f in docs/workshop/student.md docs/workshop/bugs/README.md docs/workshop/bugs/labs.txt \
+    scripts/lab.sh 05-poll/main.c tests/echo_tests.c; do
+    [ -f "$tmp/class/$f" ] || fail "the class kit has no $f"
+done
+student "$tmp/class" "" && ok "class kit: no look gives any lab away"
 
-echo
-echo "== L16 over a committed edge-triggered solution"
-git apply --index docs/workshop/solutions/edge-triggered.patch && g commit -qm "my exercise" ||
-    fail "the edge-triggered solution does not apply"
-sol=$(git rev-parse HEAD)
-check_lab L16
-grep -q 'taken out for the lab' "$tmp/plant.log" && ok "plant said it took the solution out" ||
-    fail "plant did not say it took the solution out: $(cat "$tmp/plant.log")"
-[ "$(git rev-parse HEAD)" = "$sol" ] && ok "the student's commit stays" || fail "HEAD moved"
+for c in $codes; do
+    k=$tmp/lab-$c
+    git clone -q "$tmp/kits/$c.git" "$k" || { fail "$c: clone its kit"; continue; }
+    [ "$(cat "$k/.ladder-lab" 2>/dev/null)" = "$c" ] || fail "$c: its kit's .ladder-lab is not $c"
+    differ=$(diff -rq -x .git "$tmp/class" "$k" 2>&1 | sed "s|$tmp/||g" |
+        grep -v "^Only in lab-$c: .ladder-lab$" | while read -r line; do
+        printf '%s\n' "$line" | grep -qF -f "$tmp/secret/$c.files" || printf '%s; ' "$line"; done)
+    [ -z "$differ" ] || fail "$c: its kit differs from the class kit beyond the lab: $differ"
+    student "$k" "$c" && ok "$c: no look gives it away"
+    (cd "$k" && git apply -R --check "$tmp/secret/$c.patch" 2>/dev/null) &&
+        ok "$c: the bug is in its kit" || fail "$c: the bug is not in its kit"
+done
 
 echo
 if [ $failures -eq 0 ]; then echo "lab secrecy: passed"; exit 0; fi

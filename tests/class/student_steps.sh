@@ -14,7 +14,7 @@
 #   4. the lab's patch with git apply: RED; git apply -R: GREEN
 #   5. the lab planted with lab.sh plant: RED, hidden from git diff; lab.sh
 #      reset: GREEN, the tree clean and the student's set-aside edit back
-# (tests/class/lab_secrecy.sh plants every lab and runs the git commands a
+# (tests/class/lab_rehearsal.sh plants every lab and runs the git commands a
 # curious student tries.)
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
