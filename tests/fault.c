@@ -15,6 +15,8 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   epoll_pwait2 EPERM | ENOSYS        epoll_pwait2() fails (a container's seccomp
+ *                                      profile that does not know it; a kernel before 5.11)
  *   io_uring_setup ENOSYS | EPERM      syscall(__NR_io_uring_setup) fails (no io_uring;
  *                                      kernel.io_uring_disabled or seccomp)
  *   io_uring_register EPERM            syscall(__NR_io_uring_register) fails (a seccomp
@@ -44,6 +46,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/epoll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +186,22 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
     if (!next)
         next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "getsockname");
     return next(fd, addr, len);
+}
+
+/* loadgen's epoll loop waits with epoll_pwait2 (glibc 2.35) where it can. */
+int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout,
+                 const sigset_t *mask)
+{
+    static int (*next)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
+    int err = fault_for("epoll_pwait2");
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (int (*)(int, struct epoll_event *, int, const struct timespec *,
+                        const sigset_t *))dlsym(RTLD_NEXT, "epoll_pwait2");
+    return next(epfd, events, max, timeout, mask);
 }
 
 /*
