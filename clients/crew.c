@@ -40,7 +40,7 @@ struct crew {
     size_t total_connections;
     int count;
     worker_t *workers;
-    histogram_t rtt_sum, connect_sum;
+    histogram_t rtt_sum, connect_sum, lag_sum, service_sum;
 };
 
 /* CPU time of the calling thread, ms (CLOCK_THREAD_CPUTIME_ID: Linux, macOS, BSDs). */
@@ -77,6 +77,8 @@ static void mark_served_active(pool_t *p)
 static void forget_window(pool_t *p)
 {
     hist_clear(p->rtt_ns);
+    hist_clear(p->lag_ns);
+    hist_clear(p->service_ns);
     p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
     p->n.in_flight_at_end = 0;
     p->n.window_ns = 0;
@@ -255,11 +257,15 @@ void crew_sum(crew_t *c, crew_sum_t *out)
     *out = (crew_sum_t){.first_error = ""};
     hist_clear(&c->rtt_sum);
     hist_clear(&c->connect_sum);
+    hist_clear(&c->lag_sum);
+    hist_clear(&c->service_sum);
     for (int i = 0; i < c->count; i++) {
         const worker_t *w = &c->workers[i];
         add_counts(&out->n, &w->pool.n);
         hist_merge(&c->rtt_sum, w->pool.rtt_ns);
         hist_merge(&c->connect_sum, w->pool.connect_ns);
+        hist_merge(&c->lag_sum, w->pool.lag_ns);
+        hist_merge(&c->service_sum, w->pool.service_ns);
         out->connect_window += w->pool.connect_window;
         out->timed_out = out->timed_out || w->pool.timed_out;
         out->tailed = out->tailed || w->pool.tailed;
@@ -271,6 +277,8 @@ void crew_sum(crew_t *c, crew_sum_t *out)
     }
     out->rtt_ns = &c->rtt_sum;
     out->connect_ns = &c->connect_sum;
+    out->lag_ns = &c->lag_sum;
+    out->service_ns = &c->service_sum;
     echoes_per_conn(c, out);
 }
 

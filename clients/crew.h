@@ -53,7 +53,7 @@ void crew_run(crew_t *c, crew_task_t task, uint64_t duration_ns, double rate, ui
 /* The crew as one pool: counters summed, histograms merged (valid until the next call). */
 typedef struct {
     pool_counts_t n;
-    histogram_t *rtt_ns, *connect_ns;
+    histogram_t *rtt_ns, *connect_ns, *lag_ns, *service_ns;
     size_t connect_window; /* summed over the workers */
     bool timed_out;        /* any worker */
     bool tailed;           /* the tail ran: n.unclosed is known */

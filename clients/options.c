@@ -42,8 +42,8 @@ static const char SYNOPSIS[] =
     "                     [--rate R[,R2,...]] [--threads N]\n"
     "       loadgen scan  [-p PORT] --idle 0,100,1000,10000 [--duration S] [--size BYTES]\n"
     "       loadgen hold  [-p PORT] -n CONNECTIONS [--duration S] [--size BYTES]\n"
-    "       (common: -b ADDR, --json | --csv, --server-pid PID, --cpu N, --timeout S;\n"
-    "        -h for more)\n";
+    "       (common: -b ADDR, --json | --csv, --server-pid PID, --server-cgroup DIR,\n"
+    "        --cpu N, --timeout S; -h for more)\n";
 
 static const char HELP[] =
     "\n"
@@ -66,6 +66,12 @@ static const char HELP[] =
     "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
     "                    processes and threads (Linux; macOS: CPU and RSS of the\n"
     "                    server and its children; elsewhere left unknown)\n"
+    "  --server-cgroup DIR  the server's CPU time read in one go from this cpuacct\n"
+    "                    cgroup (Linux: every thread and child it holds), at the\n"
+    "                    window's edges, instead of summed process by process\n"
+    "  --retry-contended N  c10k: a window whose CPUs were busy with other work or\n"
+    "                    stolen by the hypervisor (\"contended\") is run again, up to\n"
+    "                    N times (0)\n"
     "  --rate R          c10k: offer R messages per second in total (open loop);\n"
     "                    R1,R2,... sweeps: one window and one result per rate, on the\n"
     "                    same connections, stopping after the first rate the server\n"
@@ -84,7 +90,8 @@ static const char HELP[] =
     "(refused, reset, timed out, bytes differed: stderr says why); 2 bad usage.\n";
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
-       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS };
+       OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS, OPT_SERVER_CGROUP,
+       OPT_RETRY_CONTENDED };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -99,6 +106,8 @@ static const struct option LONG_OPTIONS[] = {
     {"allow-refused", no_argument, NULL, OPT_ALLOW_REFUSED},
     {"rate", required_argument, NULL, OPT_RATE},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP},
+    {"retry-contended", required_argument, NULL, OPT_RETRY_CONTENDED},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -112,10 +121,12 @@ static unsigned modes_of(int opt)
     case OPT_HOLD: return MODE_STALL;
     case OPT_IDLE: return MODE_SCAN;
     case OPT_RATE:
+    case OPT_RETRY_CONTENDED:
     case OPT_THREADS: return MODE_C10K;
     case OPT_DURATION:
     case OPT_SIZE:
     case OPT_SERVER_PID:
+    case OPT_SERVER_CGROUP:
     case OPT_ALLOW_REFUSED: return measuring;
     default: return MODE_STALL | measuring;
     }
@@ -283,6 +294,10 @@ static void apply_option(options_t *o, int opt, const char *arg)
     case OPT_TIMEOUT: o->timeout_s = parse_seconds(arg, 0.001, "--timeout"); break;
     case OPT_ALLOW_REFUSED: o->allow_refused = true; break;
     case OPT_RATE: parse_rate_list(arg, o); break;
+    case OPT_SERVER_CGROUP: o->server_cgroup = arg; break;
+    case OPT_RETRY_CONTENDED:
+        o->retry_contended = (int)parse_long(arg, 0, 5, "--retry-contended");
+        break;
     }
 }
 

@@ -37,6 +37,8 @@ typedef struct {
     int idle_count;
     double timeout_s;           /* --timeout */
     long server_pid;            /* --server-pid; 0: not given */
+    const char *server_cgroup;  /* --server-cgroup: its cpuacct cgroup (Linux), or NULL */
+    int retry_contended;        /* --retry-contended (c10k): re-runs of a contended window */
     int cpu;                    /* --cpu; -1: not pinned (the first CPU of a list) */
     int cpus[MAX_CPUS];         /* --cpu N,M,...: c10k's workers go round them */
     int cpu_count;

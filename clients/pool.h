@@ -91,6 +91,7 @@ typedef struct {
     size_t received;     /* bytes of its echo read and verified so far */
     uint64_t started_ns; /* when connect() or the current message was due (timed from) */
     uint64_t done_ns;    /* when its last echo came back */
+    uint64_t lag_ns;     /* open loop: how late the client sent the current message */
     bool in_window;      /* the current message was due inside the window: time it */
     uint32_t window_echoes; /* echoes that came back inside the window */
     uint32_t slot_index; /* open loop: its place among the active connections */
@@ -141,6 +142,13 @@ typedef struct {
     pool_counts_t n;
     histogram_t *connect_ns; /* connect() to established, per connection */
     histogram_t *rtt_ns;   /* round trips of the messages due in the last window */
+    /*
+     * The same round trips in two parts (open loop): the send lag, how long
+     * after it could have gone the client sent each message (the client's
+     * share: its own loop or the host held it up), and the service time,
+     * the rest (the server's and the network's, its own backlog included).
+     */
+    histogram_t *lag_ns, *service_ns;
     bool issuing;          /* closed loop: window open, active ones send again */
     uint64_t window_start; /* messages due before this are not timed */
     uint64_t window_end;   /* echoes finished after this are not counted in msgs */

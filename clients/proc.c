@@ -35,6 +35,32 @@ void proc_note_unsupported(void)
     said = true;
 }
 
+long long proc_cgroup_cpu_ns(const char *dir)
+{
+    char path[4096];
+    unsigned long long v;
+    long long ns = -1;
+    if (proc_forced_portable())
+        return -1;
+    snprintf(path, sizeof path, "%s/cpuacct.usage", dir);
+    FILE *f = fopen(path, "r");
+    if (f) { /* cgroup v1: nanoseconds */
+        if (fscanf(f, "%llu", &v) == 1)
+            ns = (long long)v;
+        fclose(f);
+        return ns;
+    }
+    snprintf(path, sizeof path, "%s/cpu.stat", dir);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    char key[64];
+    while (ns < 0 && fscanf(f, "%63s %llu", key, &v) == 2) /* cgroup v2: microseconds */
+        if (strcmp(key, "usage_usec") == 0)
+            ns = (long long)v * 1000;
+    fclose(f);
+    return ns;
+}
+
 const proc_memory_t PROC_UNKNOWN_MEMORY = {-1, -1, -1, -1, -1};
 
 bool proc_exists(long pid)

@@ -117,6 +117,42 @@ typedef struct {
 
 void proc_kernel_memory(proc_kernel_t *out);
 
+/*
+ * The CPUs around a measurement, to tell a quiet window from a contended
+ * one. `cpus` is how many CPUs the load client and the server may run on
+ * (their affinity masks joined); idle_ns how long those CPUs were idle
+ * (idle and iowait), and steal_ns the time the hypervisor gave them to
+ * other guests. The rest of their time, less what the server and the
+ * client used, went to someone else (or to the kernel's own work for the
+ * connections that it charges to no task). The idle time is the figure to
+ * use: the kernel measures it at every entry and exit of idle, while its
+ * busy fields (user, system, ...) are sampled at ticks and can lag a
+ * second behind. 0, or -1: not readable here (Linux reads /proc/stat; the
+ * other systems' per-CPU tick counters are not read, so their windows say
+ * "not measured").
+ */
+typedef struct {
+    int cpus;
+    uint64_t idle_ns, steal_ns;
+} proc_host_t;
+
+int proc_host_cpu(long server_pid, proc_host_t *out);
+
+/*
+ * How long pid's threads (pid 0: this process) have been runnable but
+ * waiting for a CPU, ns so far (Linux: /proc/P/task/T/schedstat). -1 when
+ * the kernel does not keep it (schedstats off: every delay reads 0) or it
+ * cannot be read here.
+ */
+long long proc_run_delay_ns(long pid);
+
+/*
+ * The CPU time of every task in a cpuacct cgroup so far (Linux, cgroup v1
+ * cpuacct.usage or v2 cpu.stat's usage_usec), ns: one reading for a whole
+ * server, its threads and children together. -1 when it cannot be read.
+ */
+long long proc_cgroup_cpu_ns(const char *dir);
+
 /* ---- single processes, for the test harness (tests/harness.c) ----------- */
 
 /* What some reader cannot see; proc_lacks() says why. */

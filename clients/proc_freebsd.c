@@ -129,6 +129,19 @@ void proc_kernel_memory(proc_kernel_t *out)
     *out = (proc_kernel_t){-1, -1, -1};
 }
 
+int proc_host_cpu(long server_pid, proc_host_t *out)
+{
+    (void)server_pid;
+    *out = (proc_host_t){0};
+    return -1;
+}
+
+long long proc_run_delay_ns(long pid)
+{
+    (void)pid;
+    return -1;
+}
+
 /* ---- single processes, for the test harness ---------------------------- */
 
 const char *proc_lacks(proc_feature_t what)

@@ -10,6 +10,7 @@
 #include "proc_os.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -261,6 +262,71 @@ void proc_kernel_memory(proc_kernel_t *out)
     out->stack_kb = field_of(buf, "\nKernelStack:");
     out->page_tables_kb = field_of(buf, "\nPageTables:");
     out->slab_kb = field_of(buf, "\nSlab:");
+}
+
+/*
+ * /proc/stat's line per CPU: user nice system idle iowait irq softirq steal
+ * ..., in clock ticks (USER_HZ). Only the CPUs in either affinity mask.
+ */
+int proc_host_cpu(long server_pid, proc_host_t *out)
+{
+    *out = (proc_host_t){0};
+    cpu_set_t mine, theirs;
+    CPU_ZERO(&theirs);
+    if (proc_forced_portable() || sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return -1;
+    if (server_pid > 0 && sched_getaffinity((pid_t)server_pid, sizeof theirs, &theirs) == 0)
+        CPU_OR(&mine, &mine, &theirs);
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    double ns_per_tick = 1e9 / (double)sysconf(_SC_CLK_TCK);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        int cpu;
+        unsigned long long idle, iowait, steal;
+        if (sscanf(line, "cpu%d %*u %*u %*u %llu %llu %*u %*u %llu", &cpu, &idle, &iowait,
+                   &steal) != 4 ||
+            cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine))
+            continue;
+        out->cpus++;
+        out->steal_ns += (uint64_t)((double)steal * ns_per_tick);
+        out->idle_ns += (uint64_t)((double)(idle + iowait) * ns_per_tick);
+    }
+    fclose(f);
+    return out->cpus > 0 ? 0 : -1;
+}
+
+/* The second field of each thread's schedstat: time spent waiting on a run queue. */
+long long proc_run_delay_ns(long pid)
+{
+    char path[64];
+    if (proc_forced_portable())
+        return -1;
+    if (pid > 0)
+        snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/task");
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    unsigned long long sum = 0;
+    bool kept = false; /* without schedstats: no delay, at most one slice, on every thread */
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char file[384], buf[128];
+        unsigned long long run, wait, count;
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        snprintf(file, sizeof file, "%s/%s/schedstat", path, e->d_name);
+        if (read_small_file(file, buf, sizeof buf) > 0 &&
+            sscanf(buf, "%llu %llu %llu", &run, &wait, &count) == 3) {
+            sum += wait;
+            kept = kept || wait > 0 || count > 1;
+        }
+    }
+    closedir(d);
+    return kept ? (long long)sum : -1;
 }
 
 /* ---- single processes, for the test harness ---------------------------- */

@@ -51,6 +51,19 @@ void proc_kernel_memory(proc_kernel_t *out)
     *out = (proc_kernel_t){-1, -1, -1};
 }
 
+int proc_host_cpu(long server_pid, proc_host_t *out)
+{
+    (void)server_pid;
+    *out = (proc_host_t){0};
+    return -1;
+}
+
+long long proc_run_delay_ns(long pid)
+{
+    (void)pid;
+    return -1;
+}
+
 /* ---- single processes, for the test harness: ps(1) ---------------------- */
 
 static bool fine_cpu_seen; /* a time field with a fraction: CPU time to 1/100 s */

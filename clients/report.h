@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#define REPORT_MAX_FIELDS 64
+#define REPORT_MAX_FIELDS 112
 
 typedef enum { OUTPUT_TABLE, OUTPUT_JSON, OUTPUT_CSV } output_t;
 

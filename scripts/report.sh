@@ -38,7 +38,7 @@ set +a
 : "${MEM_KEY:=server_pss_kb}" "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}"
 KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
 : "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
-: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}"
+: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}" "${CURVE_RETRIES:=0}" "${KNEE_REPS:=0}"
 export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
 export SKIP_RUNGS SKIP_WHY
 export MEM_KEY YARD_RUNG SERVER_FIGURES BEYOND_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS
@@ -210,9 +210,28 @@ before ${M_LISTEN_BEFORE:-unknown}, after ${M_LISTEN_AFTER:-unknown}.
 Platform: $PLATFORM$portable.
 $KQUEUE_TEXT
 ${PIN_TEXT:-Pinning: server and loadgen pinned with taskset, as the settings below say.}
+Host before the run: ${HOST_TEXT:-not recorded}.
+Server CPU: ${CGROUP_TEXT:-summed over its processes}.
+Contention in the load curves: $(contention_summary).
 $([ -n "$SKIPPED_TOOLS" ] && printf 'Skipped: %s\n' "$SKIPPED_TOOLS")
 $waited
 EOF
+}
+
+# How many steps of the curves and knees loadgen found contended, ran again,
+# and still found contended (their JSON lines: contended, contended_retries).
+contention_summary() {
+    local f
+    for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
+        /"contended_retries":/ { steps++; r = $0; sub(/.*"contended_retries":/, "", r)
+            if (r + 0 > 0) retried++
+            if ($0 ~ /"contended":true/) { still++
+                s = $0; sub(/.*"rung":"/, "", s); sub(/".*/, "", s)
+                t = $0; sub(/.*"rate_offered":/, "", t); sub(/[.,].*/, "", t)
+                which = which (which == "" ? "" : ", ") s " at " t } }
+        END { if (!steps) { print "not measured (no contention figures in these results)"; exit }
+              printf "%d of %d windows run again, %d still contended after their retries%s",
+                  retried, steps, still, still ? " (" which "; they count for nobody)" : "" }'
 }
 
 report_settings() {
@@ -320,14 +339,26 @@ report_walls() {
 ## 7. The walls: load curves and capacities
 
 Open loop: each rate is offered on a fixed schedule over all N connections, and every round trip is
-timed from its message's intended send time. A rung's **capacity** is the highest offered rate it
-kept up with (at least 97% of it achieved) with its p90 round trip within 2 ms; a step where
-loadgen itself fell behind (over 5% of its sends more than 1 ms late, or one of its threads at 90%
-of a core) is the client's and counts for nobody.
+timed from its message's intended send time, in two parts: the client's send lag (how long after
+it could have gone loadgen sent it) and the service time (the rest: the server's). A rung's
+**capacity** is the highest offered rate it kept up with (at least 97% of it achieved) with its p90
+service time within 2 ms, below the first rate it failed. A step is the client's, and counts for
+nobody, only when the client was the saturated side (a loadgen thread at 90% of its core, the
+server below it); where both were, the step is the server's and the table says "both saturated".
+A window whose CPUs went to other work or waited for them (loadgen's contended bound) is run again,
+up to $CURVE_RETRIES times, and counts for nobody if it stays contended. Where the doubling sweep
+brackets a knee on the server's side, the bracket is cut at about x1.19 and swept $KNEE_REPS more
+times, the rungs in random order: the capacity is then the median of those rounds, with its
+range. A capacity only the client (or the sweep's top) held back is "at least", with the
+utilization law's estimate of the rate at a full core (rate / server CPU share): an estimate,
+not a measurement.
 
-$(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" at_least="at least" why=why \
-    floor_p90_us="lowest p90 (µs)" cpu_us_per_msg="CPU per msg there (µs)" \
-    server_cpu_pct="server CPU there (%)" ctx_switches_per_msg="context switches per msg there")
+$(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_min=min \
+    capacity_max=max repeats=repeats at_least="at least" why=why \
+    estimate_msgs_per_s="estimate at a full core (msg/s)" both_saturated_at="both saturated at" \
+    contended_steps="contended steps" floor_p90_us="lowest p90 (µs)" \
+    cpu_us_per_msg="CPU per msg there (µs)" server_cpu_pct="server CPU there (%)" \
+    ctx_switches_per_msg="context switches per msg there")
 
 Beyond the ladder, beside 07-epoll: $(finding beyond).
 
@@ -340,9 +371,17 @@ Every step (medians over the sweeps):
 $(md curves.csv rung=rung n=N rate_offered="offered" rate_achieved=achieved \
     server_cpu_pct="server CPU (%)" server_cpu_us_per_msg="CPU/msg (µs)" \
     server_ctx_switches_per_msg="switches/msg" rtt_p50_us="p50 (µs)" rtt_p90_us="p90 (µs)" \
-    rtt_p99_us="p99 (µs)" rtt_p999_us="p99.9 (µs)" late_sends="late sends" \
+    rtt_p99_us="p99 (µs)" rtt_p999_us="p99.9 (µs)" service_p90_us="service p90 (µs)" \
+    lag_p90_us="send lag p90 (µs)" late_sends="late sends" \
     schedule_lag_ms_max="worst lag (ms)" client_thread_cpu_pct_max="loadgen thread (%)" \
-    client_bound_ntrue="client-bound" faulty_runs="faulty runs" error=error)
+    foreign_cpu_pct="others' CPU (%)" steal_pct="steal (%)" \
+    contended_ntrue="contended" contended_retries="retries" faulty_runs="faulty runs" error=error)
+$( [ -s "$RESULTS/knees.csv" ] && printf '\n%s\n\n%s\n' "The bisection rounds, every step:" \
+    "$(md knees.csv rung=rung n=N run=round rate_offered="offered" rate_achieved=achieved \
+        server_cpu_pct="server CPU (%)" service_p90_us="service p90 (µs)" \
+        lag_p90_us="send lag p90 (µs)" client_thread_cpu_pct_max="loadgen thread (%)" \
+        contended_ntrue="contended" contended_retries="retries" faulty_runs="faulty runs" \
+        error=error)")
 EOF
 }
 

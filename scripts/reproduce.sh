@@ -175,6 +175,21 @@ CURVE_N_SELECT=1000
 CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
 CURVE_DURATION=1
 CURVE_REPS=1
+# A contended window (loadgen: more than 10% of the measured CPUs' time went
+# to neither side, or either side waited that long for its CPU) is run
+# again up to this many times, then counts for nobody.
+CURVE_RETRIES=2
+# The knees: where the doubling sweep bracketed a rung's knee on the
+# server's side (a rate met, the next failed), the bracket is cut in four
+# (steps of about x1.19: the capacity to +-10%) and its three inner rates
+# swept KNEE_REPS times, the rungs in a new random order each round; the
+# capacity is the median over the rounds, with its range.
+KNEE_REPS=3
+# The host before the run: its CPUs' busy share over HOST_SAMPLE_S seconds
+# (everything is someone else's then). --reference refuses a host busier
+# than HOST_QUIET_PCT.
+HOST_SAMPLE_S=1
+HOST_QUIET_PCT=10
 # The yardstick: YARD_RUNG against libuv in YARD_PAIRS pairs, each pair's
 # order drawn at random, at one point of the curve where wakeups batch
 # (YARD_N connections, YARD_RATE msgs/s); the verdict reads the bootstrap
@@ -196,6 +211,7 @@ if [ "$QUICK" -eq 1 ]; then
     CURVE_RUNGS="05-poll 06-kqueue 07-epoll"
     CURVE_NS=2000
     CURVE_RATES="1000,4000,16000,64000"
+    KNEE_REPS=1
     YARD_PAIRS=4
 fi
 if [ "$FULL" -eq 1 ]; then
@@ -222,6 +238,8 @@ if [ "$SMOKE" -eq 1 ]; then
     CURVE_N_SELECT=200
     CURVE_RATES="500,2000"
     CURVE_DURATION=0.5
+    KNEE_REPS=1
+    HOST_SAMPLE_S=0.2
     YARD_PAIRS=2
     YARD_N=200
     YARD_RATE=2000
@@ -656,13 +674,58 @@ measure_c10k() {
 # rungs interleaved rep by rep, server on its CPU and loadgen's threads on
 # the others.
 measure_curves() {
-    local rep n rung
+    local rep n rung order
     if [ -n "$CURVE_STATUS" ]; then log "curves: not measured: $CURVE_STATUS"; return 0; fi
     for rep in $(seq 1 "$CURVE_REPS"); do
         for n in $CURVE_NS; do
-            for rung in 04-select $CURVE_RUNGS; do
+            order=$(shuffled "curves$rep$n" 04-select $CURVE_RUNGS)
+            log "curves: round $rep at $n connections, in the order $order"
+            for rung in $order; do
                 curve "$rung" "$n" "$rep"
             done
+        done
+    done
+}
+
+# shuffled SEED WORD...: the words in a random order drawn from SEED and
+# this run's RUN_SEED (recorded in the settings), one line.
+shuffled() {
+    local seed
+    seed=$(printf '%s' "$RUN_SEED$1" | cksum | awk '{ print $1 % 2147483647 }')
+    shift
+    printf '%s\n' "$@" | awk -v s="$seed" 'BEGIN { srand(s) } { printf "%.9f %s\n", rand(), $0 }' |
+        sort -n | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'
+}
+
+# The knees (see KNEE_REPS): the brackets are the reporter's (report.awk's
+# brackets mode reads the sweeps just made, with the rules the report
+# itself judges by), one run per rung and round, the rungs in a new random
+# order each round.
+measure_knees() {
+    local rep rung cn lo hi rates brackets order
+    [ -z "$CURVE_STATUS" ] && [ "$KNEE_REPS" -gt 0 ] && [ -s "$RAW/curves.jsonl" ] || return 0
+    brackets=$(REPORT_MODE=brackets CURVE_RUNGS="$CURVE_RUNGS" CURVE_NS="$CURVE_NS" \
+        CURVE_N_SELECT="$CURVE_N_SELECT" PLATFORM="$PLATFORM" \
+        awk -f "$ROOT/scripts/lib/report.awk" "$RAW/curves.jsonl")
+    if [ -z "$brackets" ]; then
+        log "knees: no rung's knee was bracketed on the server's side: nothing to bisect"
+        return 0
+    fi
+    for rep in $(seq 1 "$KNEE_REPS"); do
+        # shellcheck disable=SC2046 # one word per rung
+        order=$(shuffled "knees$rep" $(printf '%s\n' "$brackets" | awk '{ print $1 }'))
+        log "knees: round $rep/$KNEE_REPS, in the order $order"
+        for rung in $order; do
+            read -r cn lo hi <<EOF_KNEE
+$(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
+EOF_KNEE
+            rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
+                printf "%s%d", j > 1 ? "," : "", lo * (hi / lo) ^ (j / 4) + 0.5 }')
+            log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
+            LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/knees.jsonl" \
+                "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \
+                c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
+                --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
         done
     done
 }
@@ -685,7 +748,7 @@ curve() {
         "(run $rep/$CURVE_REPS)"
     LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" "$tags" 120 "$rung" \
         "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$CURVE_RATES" --duration "$CURVE_DURATION" \
-        --threads "$CLIENT_THREADS" --server-pid @PID
+        --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
 }
 
 # One loop per core, where there are cores for it: 07-epoll and 09-reuseport
@@ -742,7 +805,8 @@ measure_yardstick() {
             log "yardstick: pair $pair/$YARD_PAIRS, $rung, $YARD_N connections at $YARD_RATE msgs/s"
             LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/pairs.jsonl" \
                 "\"rung\":\"$rung\",\"pair\":$pair,\"order\":$order" 60 "$rung" "$C10K_SERVER_CPU" \
-                c10k -n "$YARD_N" --rate "$YARD_RATE" --duration "$YARD_DURATION" --server-pid @PID
+                c10k -n "$YARD_N" --rate "$YARD_RATE" --duration "$YARD_DURATION" \
+                --retry-contended "$CURVE_RETRIES" --server-pid @PID
             order=2
         done
     done
@@ -842,6 +906,7 @@ write_settings() {
         SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
+        CURVE_RETRIES KNEE_REPS RUN_SEED HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
         CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
@@ -869,6 +934,22 @@ mkdir -p "$RAW" "$LOGS"
 M_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 M_LISTEN_BEFORE=$(listen_counters)
 describe_machine
+RUN_SEED=${RUN_SEED:-$$}
+cgroup_init
+host_busy "$HOST_SAMPLE_S"
+if [ -n "$HOST_BUSY" ]; then
+    HOST_TEXT="$HOST_BUSY% of the $(cpu_count) CPUs' time busy with other work, $HOST_STEAL%"
+    HOST_TEXT="$HOST_TEXT stolen, over ${HOST_SAMPLE_S}s before the run"
+    log "host: $HOST_TEXT"
+else
+    HOST_TEXT="not measured here (no /proc/stat)"
+fi
+if [ "$REFERENCE" = 1 ] && [ -n "$HOST_BUSY" ] &&
+    awk -v b="$HOST_BUSY" -v s="$HOST_STEAL" -v q="$HOST_QUIET_PCT" 'BEGIN { exit !(b + s > q) }'; then
+    echo "reproduce.sh: --reference needs a quiet host: $HOST_TEXT (at most" \
+        "$HOST_QUIET_PCT% allowed); run it when nothing else runs" >&2
+    exit 1
+fi
 C10K_EXTRA=""
 build
 LOADGEN_CPU=""
@@ -884,6 +965,7 @@ measure_memory
 measure_scan
 measure_c10k
 measure_curves
+measure_knees
 measure_cores
 measure_yardstick
 measure_syscalls

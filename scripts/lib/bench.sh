@@ -75,7 +75,12 @@ start_server() {
     SERVER_TAG=$2
     # SERVER_ARGS: options for the server itself (e.g. 09-reuseport's -t).
     # shellcheck disable=SC2086 # a list of options
-    server_start "$TMP" "$exe" "${3:-}" ${SERVER_ARGS:-} && return 0
+    if server_start "$TMP" "$exe" "${3:-}" ${SERVER_ARGS:-}; then
+        # Into the run's cgroup before any client connects: every child and
+        # thread it makes for them is born there, and read with it.
+        [ -n "$SERVER_CGROUP" ] && echo "$SERVER_PID" >"$SERVER_CGROUP/cgroup.procs" 2>/dev/null
+        return 0
+    fi
     START_ERR=$SERVER_ERR
     log "PROBLEM: $SERVER_TAG: $START_ERR"
     keep_server_log
@@ -228,14 +233,19 @@ one_run() {
         return 1
     fi
     set -- "$@" -p "$SERVER_PORT"
-    # @PID becomes the server's pid: rebuild the argument list in place.
+    # @PID becomes the server's pid (and its cgroup, where the run has one):
+    # rebuild the argument list in place.
     local n=$#
     while [ "$n" -gt 0 ]; do
         a=$1
         shift
-        [ "$a" = @PID ] && a=$SERVER_PID
-        set -- "$@" "$a"
         n=$((n - 1))
+        if [ "$a" = @PID ]; then
+            set -- "$@" "$SERVER_PID"
+            [ -n "$SERVER_CGROUP" ] && set -- "$@" --server-cgroup "$SERVER_CGROUP"
+            continue
+        fi
+        set -- "$@" "$a"
     done
     run_loadgen "$tags" "$deadline" "$@"
     ports_closed
@@ -266,6 +276,50 @@ cleanup() {
         wait "$SERVER_PID" 2>/dev/null
     fi
     SERVER_PID=""
+    [ -n "${SERVER_CGROUP:-}" ] && rmdir "$SERVER_CGROUP" 2>/dev/null
+    SERVER_CGROUP=""
     [ -n "${TMP:-}" ] && [ -d "$TMP" ] && rm -rf "$TMP"
     return 0
+}
+
+# ---- the host around the runs ---------------------------------------------------
+
+# cgroup_init: SERVER_CGROUP, a cpuacct cgroup of this run's own that every
+# server is moved into once it listens, so that loadgen reads the server's
+# CPU time (all its threads and children) in one reading at each window's
+# edge (--server-cgroup). Linux as root, cgroup v1's cpuacct or v2; else ""
+# and loadgen sums the processes it finds, CGROUP_TEXT saying so.
+SERVER_CGROUP=""
+cgroup_init() {
+    local dir
+    CGROUP_TEXT="the server's CPU time summed over its processes (no cpuacct cgroup here)"
+    [ "$USE_PROC" = 1 ] || return 0
+    for dir in /sys/fs/cgroup/cpuacct /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup; do
+        [ -f "$dir/cpuacct.usage" ] || [ -f "$dir/cgroup.controllers" ] || continue
+        mkdir "$dir/ladder-reproduce.$$" 2>/dev/null || continue
+        SERVER_CGROUP=$dir/ladder-reproduce.$$
+        CGROUP_TEXT="the server's CPU time read from a cgroup of its own ($dir), all its"
+        CGROUP_TEXT="$CGROUP_TEXT threads and children in one reading at each window's edge"
+        return 0
+    done
+}
+
+# host_busy SECONDS: HOST_BUSY, the share of every CPU's time that went to
+# work (anyone's: nothing of the run is started yet) over SECONDS, and
+# HOST_STEAL, the share stolen by the hypervisor; "" off Linux's /proc.
+# From /proc/stat's idle and iowait, which the kernel keeps exactly, not its
+# busy fields, which it samples at ticks.
+host_busy() {
+    HOST_BUSY="" HOST_STEAL=""
+    [ "$USE_PROC" = 1 ] || return 0
+    local a b
+    a=$(awk '/^cpu[0-9]/ { n++; idle += $5 + $6; steal += $9 } END { print n, idle, steal }' \
+        /proc/stat)
+    sleep "$1"
+    b=$(awk '/^cpu[0-9]/ { n++; idle += $5 + $6; steal += $9 } END { print n, idle, steal }' \
+        /proc/stat)
+    a=$(echo "$a $b" | awk -v s="$1" -v hz="$(getconf CLK_TCK)" '{ cap = $1 * s * hz
+        steal = 100 * ($6 - $3) / cap; busy = 100 * (1 - ($5 - $2) / cap) - steal
+        printf "%.1f %.1f", busy < 0 ? 0 : busy, steal }')
+    HOST_BUSY=${a% *} HOST_STEAL=${a#* }
 }

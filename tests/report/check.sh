@@ -20,7 +20,8 @@ fault-stall fault-idle fault-busy-poll fault-memory fault-select fault-scan-n fa
 fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-client-bound
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
-cores-measured cores-both-bounds cores-few-cpus"
+cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
+curve-contended curve-both-saturated knees"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -149,6 +150,7 @@ not-reproduced) # the claims fail on these numbers: findings, not faults
     edit memory.jsonl '/"rung":"03-threads","n":10000/ { sub(/"server_pss_kb":[0-9]+/, "\"server_pss_kb\":1800") } 1'
     edit scan.jsonl '/"rung":"05-poll".*"idle":10000/ { sub(/"rtt_p50_us":[0-9.]+/, "\"rtt_p50_us\":14.0") } 1'
     edit scan.jsonl '/"rung":"06-kqueue".*"idle":10000/ { sub(/"rtt_p50_us":[0-9.]+/, "\"rtt_p50_us\":200.0") } 1'
+    edit scan.jsonl '/"rung":"07-epoll".*"idle":10000/ { sub(/"rtt_p50_us":[0-9.]+/, "\"rtt_p50_us\":150.0") } 1'
     edit select.jsonl '{ sub(/"served":1016/, "\"served\":1100"); sub(/"refused":84/, "\"refused\":0"); sub(/"still_open":1016/, "\"still_open\":1100") } 1'
     edit idle_cpu.jsonl '/"rung":"busy-poll"/ { sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":3.0") } 1'
     edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"served":10000/, "\"served\":9000") } 1'
@@ -196,9 +198,11 @@ server-start) # 05-poll did not come up for one stall run
     WANT_RC=1 ;;
 poll-meets-objective) # a poll whose wakeup is cheap at this N: no C10K wall
     edit curves.jsonl '/"rung":"05-poll","n":10000/ { sub(/"rtt_p90_us":[0-9.]+/, "\"rtt_p90_us\":300.0") } 1' ;;
-curve-client-bound) # loadgen fell behind above 8000 msgs/s on 07-epoll's curve
+curve-client-bound) # loadgen's thread saturated above 8000 msgs/s on 07-epoll's curve (the
+    # server not): late sends alone no longer make a step the client's
     edit curves.jsonl '/"rung":"07-epoll","n":10000/ { r = $0; sub(/.*"rate_offered":/, "", r); sub(/[.,].*/, "", r)
-        if (r + 0 > 8000) sub(/"late_sends":[0-9]+/, "\"late_sends\":" int(r / 5)) } 1' ;;
+        if (r + 0 > 8000) sub(/"client_thread_cpu_pct_max":[0-9.]+/, "\"client_thread_cpu_pct_max\":95.0")
+        if (r + 0 > 0) sub(/"late_sends":[0-9]+/, "\"late_sends\":" int(r / 5)) } 1' ;;
 yardstick-slower) # 07-epoll pays 40% more per message than libuv in every pair
     edit pairs.jsonl '/"rung":"07-epoll"/ { v = $0; sub(/.*"server_cpu_us_per_msg":/, "", v); sub(/,.*/, "", v)
         sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":" v * 1.4) } 1' ;;
@@ -265,6 +269,31 @@ cores-few-cpus) # what reproduce.sh writes on this 2-CPU machine
     setting CORES_STATUS "2 allowed CPUs; one loop per core against one loop needs 4"
     stub '"rung":"07-epoll","n":10000,"run":1' "not measured: 2 allowed CPUs" platform \
         >"$RAW/cores.jsonl" ;;
+walls-out-of-order) # 07-epoll sabotaged: it falls behind from 4000 msgs/s, below 02-fork's wall
+    edit curves.jsonl '/"rung":"07-epoll","n":10000/ { r = $0; sub(/.*"rate_offered":/, "", r); sub(/[.,].*/, "", r)
+        if (r + 0 >= 4000) sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":" r * 0.5) } 1' ;;
+c10k-wall-cpu) # 07-epoll sabotaged to walk every connection at each wakeup, as poll does
+    edit curves.jsonl '/"rung":"07-epoll","n":10000/ { v = $0; sub(/.*"server_cpu_us_per_msg":/, "", v); sub(/,.*/, "", v)
+        sub(/"server_cpu_us_per_msg":[0-9.]+/, "\"server_cpu_us_per_msg\":" v * 30) } 1' ;;
+c10k-wall-floor) # 07-epoll's p90 close to poll's floor at every rate, within the objective
+    edit curves.jsonl '/"rung":"07-epoll","n":10000/ { sub(/"rtt_p90_us":[0-9.]+/, "\"rtt_p90_us\":1900.0") } 1' ;;
+curve-contended) # 07-epoll's steps above 8000 msgs/s stayed contended after loadgen's retries
+    edit curves.jsonl '/"rung":"07-epoll","n":10000/ { r = $0; sub(/.*"rate_offered":/, "", r); sub(/[.,].*/, "", r)
+        c = (r + 0 > 8000) ? "true" : "false"
+        sub(/"error":null/, "\"contended\":" c ",\"contended_retries\":" (c == "true" ? 2 : 0) ",\"error\":null") } 1' ;;
+curve-both-saturated) # 03-threads at 64000: loadgen's thread and the server both saturated
+    edit curves.jsonl '/"rung":"03-threads","n":10000.*"rate_offered":64000/ {
+        sub(/"client_thread_cpu_pct_max":[0-9.]+/, "\"client_thread_cpu_pct_max\":96.0")
+        sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":97.0") } 1' ;;
+knees) # the bisection rounds cut 02-fork's bracket (32000, failed at 64000) three times
+    awk '/"rung":"02-fork","n":10000.*"rate_offered":32000/ {
+        split("38055 45255 53817", rate, " "); split("1 1 0 1 0 0 1 1 1", ok, " ")
+        for (run = 1; run <= 3; run++) for (i = 1; i <= 3; i++) {
+            line = $0; sub(/"run":[0-9]+/, "\"run\":" run, line)
+            sub(/"rate_offered":[0-9.]+/, "\"rate_offered\":" rate[i], line)
+            sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":" rate[i] * (ok[(run - 1) * 3 + i] ? 1 : 0.6), line)
+            print line
+        } }' "$RAW/curves.jsonl" >"$RAW/knees.jsonl" ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
@@ -291,7 +320,7 @@ good)
         "$WORK/syscalls.csv" || { echo "FAIL: syscalls.csv lacks 08-io_uring's row"; FAILS=$((FAILS + 1)); }
     # 08's canned curve falls behind at 64000: its capacity is 32000, the
     # highest step all three kept up with.
-    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); 08-io_uring 32000 msgs/s; 09-reuseport at least 64000"
+    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep) [estimate: about 81013 msgs/s at a full core, by the utilization law]; 08-io_uring 32000 msgs/s; 09-reuseport at least 64000"
     finding cores "not measured: no raw/cores.jsonl"
     finding beyond "at 32000 msgs/s, which all of them kept up with: 07-epoll 13.45 us CPU and 0.52 context switches per message; 08-io_uring 14.12 us CPU and 0.81"
     in_report "Beyond the ladder, beside 07-epoll: capacity at 10000 connections"
@@ -345,7 +374,7 @@ reuseport-spare-cpus)
     refute_finding reuseport "on 2 CPUs" ;;
 beyond-not-swept)
     all_reproduced_but
-    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep); not on the curves: 08-io_uring, 09-reuseport (08-io_uring: io_uring unavailable (refused)"
+    finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep) [estimate: about 81013 msgs/s at a full core, by the utilization law]; not on the curves: 08-io_uring, 09-reuseport (08-io_uring: io_uring unavailable (refused)"
     finding reuseport "09-reuseport was not on the curves of this run" ;;
 c10k-lost)
     misbehaved c10k "05-poll run 1: faults in 1 of 1 runs, first run 1: 37 lost (first problem: loadgen: 37 connection(s) broke"
@@ -401,7 +430,8 @@ not-reproduced)
     expect memory "NOT reproduced" "03-threads 0.02 KiB"
     expect select "NOT reproduced" "1100 of 1100 served, 0 refused"
     expect 'O(n)' "NOT reproduced" "05-poll 13.0 -> 14.0 us"
-    expect 'O(ready)' "NOT reproduced" "06-kqueue 13.8 -> 200.0 us"
+    expect 'O(ready)' "NOT reproduced" "07-epoll 13.5 -> 150.0 us"
+    expect 'O(ready)' "NOT reproduced" "06-kqueue 13.8 -> 200.0 us from 0 to 10000 idle (14.49x; medians of 1 runs, at 10000 idle 200.0) [through the shim: epoll's figure] (not counted)"
     expect c10k "NOT reproduced" "06-kqueue 9000/10000 served"
     expect "c10k wall" "NOT reproduced" "07-epoll none (no rate met the objective: its p90 floor is 4.50 ms)"
     refute stall misbehaved ;;
@@ -471,6 +501,27 @@ macos)
     grep -q '^| 07-epoll | .*not measured: epoll is Linux-only' "$WORK/report.md" ||
         { echo "FAIL: report.md has no 07-epoll row saying epoll is Linux-only"; FAILS=$((FAILS + 1)); }
     grep -q 'native kqueue' "$WORK/report.md" || { echo "FAIL: report.md does not say kqueue is native"; FAILS=$((FAILS + 1)); }
+    all_reproduced_but ;;
+walls-out-of-order)
+    expect walls "NOT reproduced" "out of order: 02-fork holds more than 07-epoll (32000 against 2000 msgs/s)"
+    expect walls "NOT reproduced" "07-epoll at 10000: 2000 msgs/s, its wall at 4000 msgs/s"
+    all_reproduced_but walls ;;
+c10k-wall-cpu)
+    expect "c10k wall" "NOT reproduced" "CPU per message, 05-poll against 07-epoll: 2005.0 us against 1340.2 at 500 msgs/s"
+    all_reproduced_but c10k-wall yardstick ;;
+c10k-wall-floor)
+    expect "c10k wall" "NOT reproduced" "p90 floors 4702.2 against 1900.0 us"
+    all_reproduced_but c10k-wall ;;
+curve-contended)
+    expect walls reproduced "07-epoll at 10000: at least 8000 msgs/s (contended above it)"
+    expect walls reproduced "not measured: contended before the wall"
+    grep -q 'contended' "$WORK/capacity.csv" || { echo "FAIL: capacity.csv says nothing of contention"; FAILS=$((FAILS + 1)); }
+    all_reproduced_but ;;
+curve-both-saturated)
+    expect walls reproduced "03-threads at 10000: 32000 msgs/s (both saturated at 64000 msgs/s), its wall at 64000 msgs/s"
+    all_reproduced_but ;;
+knees)
+    expect walls reproduced "02-fork at 10000: 45255 msgs/s (median of 3 repeats, range 38055-53817)"
     all_reproduced_but ;;
 no-server-figures)
     for claim in idle busy-poll memory yardstick; do
