@@ -26,9 +26,9 @@ struct loop {
 
 const char loop_backend[] = "epoll";
 
-loop_t *loop_create(int max_fds)
+loop_t *loop_create(int expected_fds)
 {
-    (void)max_fds; /* epoll grows as needed */
+    (void)expected_fds; /* epoll grows as needed */
     loop_t *loop = malloc(sizeof *loop);
     if (!loop)
         return NULL;

@@ -15,6 +15,9 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   connect EAGAIN [SPARE]             connect() fails with that errno, after the first
+ *                                      SPARE went through (Linux: the client short of
+ *                                      local resources for a non-blocking connect)
  *   epoll_pwait2 EPERM | ENOSYS        epoll_pwait2() fails (a container's seccomp
  *                                      profile that does not know it; a kernel before 5.11)
  *   io_uring_setup ENOSYS | EPERM      syscall(__NR_io_uring_setup) fails (no io_uring;
@@ -230,6 +233,21 @@ ssize_t write(int fd, const void *buf, size_t len)
         return -1;
     }
     return next_write(fd, buf, len);
+}
+
+int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    static int (*next)(int, const struct sockaddr *, socklen_t);
+    static unsigned long connects; /* so far, in this process */
+    unsigned long spare = 0;
+    int err = fault_spare("connect", &spare);
+    if (err && connects++ >= spare) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
+    return next(fd, addr, len);
 }
 
 /*
