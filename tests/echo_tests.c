@@ -35,6 +35,8 @@
 #include <sys/syscall.h>
 #endif
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #ifndef LADDER_TSAN
@@ -2048,6 +2050,210 @@ out:
 }
 
 /* ======================================================================== */
+/* loops-resume (09)                                                        */
+/* ======================================================================== */
+
+/*
+ * Proves: the fd limit is the process's, so a client leaving one loop ends
+ * the pause of another. With -t 2, clients are connected one at a time and
+ * each one's loop is told by which thread woke for it (its voluntary
+ * context switches, /proc/PID/task: an idle loop sleeps until its own
+ * clients move). Then the soft limit is lowered to the lowest free fd and
+ * a newcomer connects: its loop wakes, meets EMFILE and pauses; the other
+ * loop, with nobody queued, sleeps on. A client of that other loop leaves
+ * at once. The newcomer must be served within RESUME_WITHIN_MS: a paused
+ * loop that waited for its own clients or its timer would take about
+ * ACCEPT_RETRY_MS (100).
+ */
+#define RESUME_CLIENTS 12
+#define RESUME_LIMIT 64
+#define RESUME_WITHIN_MS 50
+#define SERVER_RETRY_MS 100 /* common/net.h's ACCEPT_RETRY_MS */
+#define MAX_TASKS 8
+
+typedef struct {
+    int n;
+    int tid[MAX_TASKS];
+    long switches[MAX_TASKS]; /* voluntary context switches so far */
+} tasks_t;
+
+static bool read_tasks(pid_t pid, tasks_t *t)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    struct dirent *e;
+    t->n = 0;
+    while (dir && (e = readdir(dir)) != NULL && t->n < MAX_TASKS) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.16s/status", (int)pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        long n = -1;
+        while (f && fgets(line, sizeof line, f) && sscanf(line, "voluntary_ctxt_switches: %ld", &n) != 1)
+            ;
+        if (f)
+            fclose(f);
+        t->tid[t->n] = atoi(e->d_name);
+        t->switches[t->n++] = n;
+    }
+    if (dir)
+        closedir(dir);
+    return t->n > 0;
+}
+
+/* The thread that has slept again since `before` once exactly one has: its
+ * id; -1 if none did within timeout_s, -2 if more than one did. */
+static int thread_that_woke(pid_t pid, const tasks_t *before, double timeout_s)
+{
+    for (double deadline = now_s() + timeout_s; now_s() < deadline; sleep_s(0.001)) {
+        tasks_t now;
+        int moved = 0, tid = -1;
+        if (!read_tasks(pid, &now))
+            return -1;
+        for (int i = 0; i < now.n; i++)
+            for (int j = 0; j < before->n; j++)
+                if (now.tid[i] == before->tid[j] && now.switches[i] != before->switches[j])
+                    moved++, tid = now.tid[i];
+        if (moved > 0)
+            return moved == 1 ? tid : -2;
+    }
+    return -1;
+}
+
+/* Connect clients one by one and note which loop's thread serves each: the
+ * one that wakes for its second echo (a listener in every loop's set, as in
+ * the workshop's shared-listener solution, would wake them all for the
+ * connect). */
+static bool clients_in_both_loops(const server_t *s, int *fds, int *owner)
+{
+    int first = -1;
+    bool both = false;
+    for (int i = 0; i < RESUME_CLIENTS; i++) {
+        tasks_t before;
+        fds[i] = client_connect(s->port, 0);
+        if (fds[i] < 0 || !echo_once(fds[i], 1200 + (uint64_t)i, 64, ECHO_KEEP_OPEN, 5.0))
+            return expect(false, "client %d served", i);
+        sleep_s(0.02); /* every loop asleep again */
+        read_tasks(s->pid, &before);
+        if (!echo_once(fds[i], 1250 + (uint64_t)i, 64, ECHO_KEEP_OPEN, 5.0))
+            return expect(false, "client %d served twice", i);
+        owner[i] = thread_that_woke(s->pid, &before, 2.0);
+        if (owner[i] < 0)
+            return expect(false, "client %d: one loop's thread woke for it (%d)", i, owner[i]);
+        first = first < 0 ? owner[i] : first;
+        both = both || owner[i] != first;
+    }
+    return expect(both, "%d clients, one at a time: both loops took some", RESUME_CLIENTS);
+}
+
+static void test_loops_resume(const rung_t *r)
+{
+    static const char *const args[] = {"-t", "2", NULL};
+    int fds[RESUME_CLIENTS], owner[RESUME_CLIENTS], newcomer = -1;
+    for (int i = 0; i < RESUME_CLIENTS; i++)
+        fds[i] = -1;
+    server_t s;
+    skip_test_unless(PROC_SET_FD_LIMIT, "lowering the running server's fd limit");
+    if (!server_start(&s, r->binary, &(launch_t){.extra_args = args, .nofile = RESUME_LIMIT}))
+        goto out;
+    tasks_t before;
+    if (!read_tasks(s.pid, &before))
+        skip_test("no /proc/%d/task here: which thread woke cannot be told", (int)s.pid);
+    if (!clients_in_both_loops(&s, fds, owner))
+        goto stop;
+    int lowest = proc_lowest_free_fd(s.pid), err = set_nofile(s.pid, lowest, RESUME_LIMIT);
+    if (!expect(err == 0, "lowered the server's soft limit to %d, its lowest free fd", lowest))
+        goto stop;
+    read_tasks(s.pid, &before);
+    newcomer = client_connect(s.port, 0);
+    int paused = thread_that_woke(s.pid, &before, 2.0); /* -2: all woke, all paused */
+    int leaver = 0;
+    while (leaver < RESUME_CLIENTS && owner[leaver] == paused)
+        leaver++;
+    if (!expect(newcomer >= 0 && paused != -1 && leaver < RESUME_CLIENTS,
+                "a newcomer at the limit: its loop woke for it and paused (thread %d)", paused))
+        goto stop;
+    double left = now_s();
+    close(fds[leaver]);
+    fds[leaver] = -1;
+    bool served = echo_once(newcomer, 1300, 64, ECHO_KEEP_OPEN, 2.0);
+    double ms = (now_s() - left) * 1000.0;
+    expect(served && ms < RESUME_WITHIN_MS,
+           "a client of the other loop left: the newcomer %s %.0f ms later (want < %d ms, "
+           "before the paused loop's %d ms retry)", served ? "served" : "not served", ms,
+           RESUME_WITHIN_MS, SERVER_RETRY_MS);
+stop:
+    if (newcomer >= 0)
+        close(newcomer);
+    close_clients(fds, RESUME_CLIENTS);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* port-race (09)                                                           */
+/* ======================================================================== */
+
+/*
+ * Proves: two copies started at the same moment on one port never both
+ * serve. SO_REUSEPORT lets any socket of the same user join the loops'
+ * listeners, and a copy's claim on the port (common/reuseport.h) refuses
+ * others only once something listens there. tests/fault.c holds the first
+ * copy between binding its port and its first listen(); the second starts
+ * meanwhile. Then exactly one of them may print its listening line and
+ * serve; the other must exit 1, saying the port is in use.
+ */
+static void test_port_race(const rung_t *r)
+{
+    server_t first = {.pid = -1}, second = {.pid = -1};
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port());
+    launch_t how = {.port = port};
+    if (!faults_on())
+        return;
+    set_fault("listen SLEEP 1500");
+    bool spawned = server_spawn(&first, r->binary, &how);
+    double deadline = now_s() + 5.0;
+    while (spawned && count_lines_with(&first, "listen() held") == 0 && now_s() < deadline)
+        sleep_s(0.01);
+    unsetenv("LD_PRELOAD"); /* the second copy starts without the hold */
+    if (!expect(spawned && count_lines_with(&first, "listen() held") == 1,
+                "the first copy bound port %s and is held before listen()", port))
+        goto out;
+    bool second_up = server_start(&second, r->binary, &how);
+    int first_port = server_await_listening(&first, 5.0);
+    bool first_up = first_port > 0;
+    expect(first_up != second_up, "of two copies started together on port %s, exactly one "
+           "listens (first: %s, second: %s)", port, first_up ? "yes" : "no",
+           second_up ? "yes" : "no");
+    server_t *loser = first_up ? &second : &first, *winner = first_up ? &first : &second;
+    if (first_up != second_up) {
+        for (double until = now_s() + 5.0; server_alive(loser) && now_s() < until;)
+            sleep_s(0.02);
+        char *err = server_stderr(loser);
+        const char *said = err ? strstr(err, "in use") : NULL;
+        while (said && said > err && said[-1] != '\n')
+            said--; /* to the start of that line */
+        expect(!server_alive(loser) && WIFEXITED(loser->status) && WEXITSTATUS(loser->status) == 1,
+               "the other exits with status 1");
+        expect(said != NULL, "and says the port is in use: %.*s",
+               said ? (int)strcspn(said, "\n") : 0, said ? said : "");
+        free(err);
+        expect_fresh_echo(winner, 64 * KIB, "from the one that listens");
+    }
+    if (first_up)
+        server_stop(&first);
+    if (second_up)
+        server_stop(&second);
+out:
+    server_cleanup(&first);
+    server_cleanup(&second);
+    faults_off();
+}
+
+/* ======================================================================== */
 /* start-std-closed, start-signals-blocked, start-signals-ignored,          */
 /* start-fd-limit (all rungs): whatever state it is started in              */
 /* ======================================================================== */
@@ -2329,6 +2535,8 @@ static const test_t tests[] = {
     {"pool-returns", RUNG(8), test_pool_returns, "every pool buffer comes back; a dry pool, no spin"},
     {"enter-transient", RUNG(8), test_enter_transient, "io_uring_enter EAGAIN/ENOMEM: nothing ends"},
     {"loops-share", RUNG(9), test_loops_share, "every loop takes a share of the clients"},
+    {"loops-resume", RUNG(9), test_loops_resume, "a client leaving one loop ends another's pause"},
+    {"port-race", RUNG(9), test_port_race, "two copies started together: one serves, one exits 1"},
     {"start-std-closed", ALL_RUNGS, test_start_std_closed, "started with fds 0-2 closed: serves, sleeps, exits 0"},
     {"start-signals-blocked", ALL_RUNGS, test_start_signals_blocked, "started with stop signals blocked: the same"},
     {"start-signals-ignored", ALL_RUNGS, test_start_signals_ignored, "started with stop signals ignored: the same"},

@@ -15,6 +15,9 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   listen SLEEP MS                    the process's first listen() waits MS ms first,
+ *                                      after a line on stderr saying so (a server held
+ *                                      between binding its port and listening on it)
  *   connect EAGAIN [SPARE]             connect() fails with that errno, after the first
  *                                      SPARE went through (Linux: the client short of
  *                                      local resources for a non-blocking connect)
@@ -57,10 +60,13 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Not errnos: what the io_uring_enter lines make of the requests. */
 enum { MULTISHOT_RECV_EINVAL = -1, LINUX_5_19 = -2, RECV_IN_IO_WQ = -3 };
+/* Not an errno either: what "listen SLEEP MS" asks for. */
+enum { SLEEP = -4 };
 
 /* The errno (or signal) the control file asks `call` to fail with; 0: none.
  * *spare, if asked for, gets the number after it (0 when there is none). */
@@ -74,7 +80,7 @@ static int fault_spare(const char *call, unsigned long *spare)
                  {"EPERM", EPERM},     {"EPROTO", EPROTO},   {"ENETDOWN", ENETDOWN},
                  {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED},
                  {"MULTISHOT_RECV_EINVAL", MULTISHOT_RECV_EINVAL}, {"LINUX_5_19", LINUX_5_19},
-                 {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}};
+                 {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}, {"SLEEP", SLEEP}};
     const char *path = getenv("LADDER_FAULT_FILE");
     char line[64] = "";
     int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -233,6 +239,23 @@ ssize_t write(int fd, const void *buf, size_t len)
         return -1;
     }
     return next_write(fd, buf, len);
+}
+
+int listen(int fd, int backlog)
+{
+    static int (*next)(int, int);
+    static int listened; /* only the first call waits */
+    unsigned long ms = 0;
+    if (fault_spare("listen", &ms) == SLEEP && !listened++) {
+        static const char line[] = "fault.c: listen() held\n";
+        (void)!next_write(STDERR_FILENO, line, sizeof line - 1);
+        struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&t, &t) < 0 && errno == EINTR)
+            ;
+    }
+    if (!next)
+        next = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
+    return next(fd, backlog);
 }
 
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
