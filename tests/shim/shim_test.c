@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -964,6 +965,38 @@ static int check_paused_listener_comes_back(void)
     return 1;
 }
 
+/* One thread waits in its kqueue while another makes kqueues, which grows
+ * (moves) the shim's table of them. Under ThreadSanitizer (the tsan build
+ * runs this test too) a table read and moved without a lock is a report. */
+#define MORE_KQUEUES 300
+
+static void *wait_in_turn(void *arg)
+{
+    struct kevent ev;
+    for (int i = 0; i < 20000; i++)
+        if (kevent(*(int *)arg, NULL, 0, &ev, 1, &(struct timespec){0, 0}) < 0)
+            return (void *)1;
+    return NULL;
+}
+
+static int check_kqueues_from_threads(void)
+{
+    int kq = kqueue(), made[MORE_KQUEUES];
+    pthread_t waiter;
+    void *failed = NULL;
+    if (kq < 0 || pthread_create(&waiter, NULL, wait_in_turn, &kq) != 0)
+        return fail("setup: %s", strerror(errno));
+    int n = 0;
+    while (n < MORE_KQUEUES && (made[n] = kqueue()) >= 0)
+        n++;
+    pthread_join(waiter, &failed);
+    for (int i = 0; i < n; i++)
+        close(made[i]);
+    if (n < MORE_KQUEUES)
+        return fail("kqueue() number %d: %s", n + 1, strerror(errno));
+    return failed ? fail("kevent() failed in the waiting thread") : 1;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* Wait for the child, killing it after CHECK_LIMIT_MS; its wait status, or -1. */
@@ -1053,6 +1086,7 @@ static const struct {
     {"read <-> write switches keep the fd watched, epoll ADD failing", check_switch_keeps_watching},
     {"a disabled listener enabled again is watched, epoll ADD failing",
      check_paused_listener_comes_back},
+    {"kqueues made in one thread while another waits in its own", check_kqueues_from_threads},
 };
 
 int main(void)
