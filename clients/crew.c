@@ -171,6 +171,7 @@ crew_t *crew_start(int threads, const target_t *t, size_t connections, size_t ms
         crew_free(c);
         return NULL;
     }
+    size_t first = 0; /* the run's number for the next worker's first connection */
     for (int i = 0; i < threads; i++) {
         worker_t *w = &c->workers[i];
         size_t share = connections / (size_t)threads + ((size_t)i < connections % (size_t)threads);
@@ -184,6 +185,8 @@ crew_t *crew_start(int threads, const target_t *t, size_t connections, size_t ms
             return NULL;
         }
         c->count = i + 1;
+        w->pool.first_id = (uint32_t)first; /* a server that cross-wires two is caught */
+        first += share;
         size_t window = w->pool.connect_window / (size_t)threads;
         w->pool.connect_window = window > 0 ? window : 1;
     }

@@ -32,8 +32,9 @@ typedef struct {
 
 typedef struct loop loop_t;
 
-/* max_fds bounds the descriptor numbers the loop will see. NULL on failure. */
-loop_t *loop_create(int max_fds);
+/* expected_fds: how many descriptors it should expect to watch (a hint: a
+ * backend with tables grows them past it). NULL on failure. */
+loop_t *loop_create(int expected_fds);
 void loop_destroy(loop_t *loop);
 
 /* All three return 0, or -1 with errno set. */

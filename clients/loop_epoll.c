@@ -8,6 +8,7 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,9 +26,9 @@ struct loop {
 
 const char loop_backend[] = "epoll";
 
-loop_t *loop_create(int max_fds)
+loop_t *loop_create(int expected_fds)
 {
-    (void)max_fds; /* epoll grows as needed */
+    (void)expected_fds; /* epoll grows as needed */
     loop_t *loop = malloc(sizeof *loop);
     if (!loop)
         return NULL;
@@ -79,20 +80,22 @@ int loop_remove(loop_t *loop, int fd)
 
 /*
  * epoll_pwait2 (Linux 5.11, glibc 2.35) takes a timespec; older kernels say
- * ENOSYS, and then epoll_wait's milliseconds are rounded up, never down (a
- * wait of 0 would spin).
+ * ENOSYS, and a container's seccomp profile that does not know the call
+ * says EPERM. Then epoll_wait's milliseconds are rounded up, never down (a
+ * wait of 0 would spin). Each worker's loop may be the first to find out,
+ * so the flag is atomic.
  */
 static int wait_us(loop_t *loop, int max_events, long timeout_us)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-    static bool no_pwait2;
-    if (!no_pwait2) {
+    static atomic_bool no_pwait2;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
         struct timespec ts = {timeout_us / 1000000L, (timeout_us % 1000000L) * 1000L};
         int n = epoll_pwait2(loop->epfd, loop->ready, max_events, timeout_us < 0 ? NULL : &ts,
                              NULL);
-        if (n >= 0 || errno != ENOSYS)
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM))
             return n;
-        no_pwait2 = true;
+        atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
     }
 #endif
     int timeout_ms = timeout_us < 0 ? -1 : (int)((timeout_us + 999) / 1000);

@@ -24,9 +24,9 @@ struct loop {
 
 const char loop_backend[] = "kqueue";
 
-loop_t *loop_create(int max_fds)
+loop_t *loop_create(int expected_fds)
 {
-    (void)max_fds;
+    (void)expected_fds;
     loop_t *loop = malloc(sizeof *loop);
     if (!loop)
         return NULL;

@@ -9,35 +9,67 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct loop {
     struct pollfd *fds; /* the array poll() scans, packed, in no order */
     void **data;        /* data[i] belongs to fds[i] */
-    int *slot;          /* slot[fd]: index of fd in fds, or -1 */
+    int room;           /* entries fds and data have room for */
     int count;          /* entries in use in fds and data */
-    int max_fds;        /* size of all three arrays */
+    int *slot;          /* slot[fd]: index of fd in fds, or -1 */
+    int slots;          /* the size of slot: one more than the highest fd it covers */
     int next;           /* where the next scan of revents starts */
 };
 
 const char loop_backend[] = "poll";
 
-loop_t *loop_create(int max_fds)
+/*
+ * The tables start at what the caller expects to hold and grow past it,
+ * doubling: sized by the open-file limit instead, they would take 20 bytes
+ * per descriptor the limit allows, about 20 GiB where the hard limit is
+ * 2^30 (some containers), for a run of a few thousand connections.
+ */
+static int grow_slots(loop_t *loop, int fd)
+{
+    int size = loop->slots > 0 ? loop->slots : 64;
+    while (size <= fd)
+        size = size > INT_MAX / 2 ? INT_MAX : size * 2;
+    int *slot = realloc(loop->slot, (size_t)size * sizeof *slot);
+    if (!slot)
+        return -1;
+    for (int i = loop->slots; i < size; i++)
+        slot[i] = -1;
+    loop->slot = slot;
+    loop->slots = size;
+    return 0;
+}
+
+static int resize_entries(loop_t *loop, int room)
+{
+    struct pollfd *fds = realloc(loop->fds, (size_t)room * sizeof *fds);
+    if (fds)
+        loop->fds = fds;
+    void **data = fds ? realloc(loop->data, (size_t)room * sizeof *data) : NULL;
+    if (!data)
+        return -1;
+    loop->data = data;
+    loop->room = room;
+    return 0;
+}
+
+loop_t *loop_create(int expected_fds)
 {
     loop_t *loop = calloc(1, sizeof *loop);
     if (!loop)
         return NULL;
-    loop->max_fds = max_fds;
-    loop->fds = calloc((size_t)max_fds, sizeof *loop->fds);
-    loop->data = calloc((size_t)max_fds, sizeof *loop->data);
-    loop->slot = malloc((size_t)max_fds * sizeof *loop->slot);
-    if (!loop->fds || !loop->data || !loop->slot) {
+    if (resize_entries(loop, expected_fds > 0 ? expected_fds : 1) < 0 ||
+        grow_slots(loop, expected_fds) < 0) {
         loop_destroy(loop);
         return NULL;
     }
-    for (int fd = 0; fd < max_fds; fd++)
-        loop->slot[fd] = -1;
     return loop;
 }
 
@@ -56,10 +88,21 @@ static short poll_events(int interest)
     return (short)((interest & LOOP_READ ? POLLIN : 0) | (interest & LOOP_WRITE ? POLLOUT : 0));
 }
 
+static bool watched(const loop_t *loop, int fd)
+{
+    return fd >= 0 && fd < loop->slots && loop->slot[fd] >= 0;
+}
+
 int loop_add(loop_t *loop, int fd, int interest, void *data)
 {
-    if (fd < 0 || fd >= loop->max_fds || loop->slot[fd] >= 0) {
-        errno = fd < 0 || fd >= loop->max_fds ? EINVAL : EEXIST;
+    if (fd < 0 || watched(loop, fd)) {
+        errno = fd < 0 ? EINVAL : EEXIST;
+        return -1;
+    }
+    if ((fd >= loop->slots && grow_slots(loop, fd) < 0) ||
+        (loop->count == loop->room &&
+         resize_entries(loop, loop->room > INT_MAX / 2 ? INT_MAX : loop->room * 2) < 0)) {
+        errno = ENOMEM;
         return -1;
     }
     int i = loop->count++;
@@ -71,7 +114,7 @@ int loop_add(loop_t *loop, int fd, int interest, void *data)
 
 int loop_modify(loop_t *loop, int fd, int interest, void *data)
 {
-    if (fd < 0 || fd >= loop->max_fds || loop->slot[fd] < 0) {
+    if (!watched(loop, fd)) {
         errno = ENOENT;
         return -1;
     }
@@ -84,7 +127,7 @@ int loop_modify(loop_t *loop, int fd, int interest, void *data)
 /* Move the last entry into the hole, so the array stays packed. */
 int loop_remove(loop_t *loop, int fd)
 {
-    if (fd < 0 || fd >= loop->max_fds || loop->slot[fd] < 0) {
+    if (!watched(loop, fd)) {
         errno = ENOENT;
         return -1;
     }

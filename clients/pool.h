@@ -81,7 +81,7 @@ typedef enum {
 
 typedef struct {
     int fd;              /* -1 once closed */
-    uint32_t id;         /* index in the pool: seeds payloads, names errors */
+    uint32_t id;         /* the run's number for it: seeds payloads, names errors */
     uint32_t msg;        /* number of the current message: seeds its payload */
     conn_state_t state;
     bool served;         /* its first echo came back intact */
@@ -136,6 +136,9 @@ typedef struct {
     conn_t *conns;         /* every connection ever opened, in order */
     size_t count;          /* how many of conns are in use */
     size_t capacity;       /* how many conns can hold */
+    uint32_t first_id;     /* the id of conns[0]: with --threads, each worker's connections
+                              are numbered after the previous worker's, so that no two
+                              connections of a run send the same bytes */
     size_t settled;        /* connections served or failed before that */
     size_t busy;           /* connections waiting for an echo */
     size_t connect_window; /* most connections between connect() and first echo */

@@ -120,6 +120,17 @@ static LOOP_LOCAL struct {
 } accept_pause;
 
 /*
+ * 09 runs this loop once per thread, and the descriptors they run short of
+ * are the process's, not a loop's: reuseport.h defines these to end every
+ * loop's pause when a client leaves any of them. One loop needs none of it.
+ */
+#ifndef LOOPS_SHARE_FDS
+static inline void accept_pause_noted(bool paused) { (void)paused; }
+static inline void resume_other_loops(void) {}
+static inline bool resumed_by_other_loop(void) { return false; }
+#endif
+
+/*
  * And however readable the listener, one wakeup takes at most ACCEPT_BATCH
  * connections: in a connect storm accept() would otherwise keep the loop
  * while its clients wait. Level-triggered, the listener is reported again.
@@ -127,11 +138,13 @@ static LOOP_LOCAL struct {
 #define ACCEPT_BATCH 64
 
 /* A client left, so a descriptor is free: if paused, the retry is due now
- * (the next turn's ms_until_accept_retry() says 0). */
+ * (the next turn's ms_until_accept_retry() says 0), here and in 09's other
+ * loops. */
 static inline void accept_resume(void)
 {
     if (accept_pause.paused)
         accept_pause.retry_ms = 0;
+    resume_other_loops();
 }
 
 static inline bool accept_paused(void)
@@ -149,6 +162,8 @@ static inline bool accept_failed(int err)
     bool was_paused = accept_pause.paused;
     if (is_transient(err)) { /* EAGAIN: all who queued are in */
         accept_pause.paused = accept_pause.logged = false;
+        if (was_paused)
+            accept_pause_noted(false);
         return was_paused;
     }
     errno = err;
@@ -156,6 +171,8 @@ static inline bool accept_failed(int err)
         log_errno("accept (pausing until a client leaves, retrying every %d ms)", ACCEPT_RETRY_MS);
     accept_pause.paused = accept_pause.logged = true;
     accept_pause.retry_ms = monotonic_ms() + ACCEPT_RETRY_MS;
+    if (!was_paused)
+        accept_pause_noted(true);
     return !was_paused;
 }
 
@@ -164,6 +181,8 @@ static inline bool accept_failed(int err)
  * with the retry. */
 static inline int ms_until_accept_retry(void)
 {
+    if (accept_pause.paused && resumed_by_other_loop())
+        accept_pause.retry_ms = 0;
     long long ms = accept_pause.retry_ms - monotonic_ms();
     return !accept_pause.paused ? -1 : ms > 0 ? (int)ms : 0;
 }

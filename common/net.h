@@ -110,10 +110,17 @@ static inline long long monotonic_ms(void)
  */
 #define LOG_LINES_PER_S 10
 
+/*
+ * The second and its count share one word: kept apart, the thread that
+ * starts a new second would have to zero the count after it, and could wipe
+ * lines another thread had counted in the new second in between.
+ */
+#define LOG_COUNT_BITS 16 /* the count, saturating; the second's start above it */
+#define LOG_COUNT_MAX ((1ULL << LOG_COUNT_BITS) - 1)
+
 typedef struct {
-    _Atomic long long second_ms; /* when the current second began, monotonic_ms() */
-    atomic_int lines;            /* limited lines asked for in it */
-    atomic_int left_out;         /* lines not written since the last one that was */
+    _Atomic unsigned long long second; /* its start in monotonic_ms(), shifted, and its count */
+    atomic_int left_out;               /* lines not written since the last one that was */
 } log_budget_t;
 
 /* In memory shared with 02's children (take_start_up_state()), so that a
@@ -125,10 +132,13 @@ static inline bool log_budget_allows(void)
 {
     if (!log_budget)
         return true;
-    long long now = monotonic_ms(), began = atomic_load(&log_budget->second_ms);
-    if (now - began >= 1000 && atomic_compare_exchange_strong(&log_budget->second_ms, &began, now))
-        atomic_store(&log_budget->lines, 0);
-    return atomic_fetch_add(&log_budget->lines, 1) < LOG_LINES_PER_S;
+    unsigned long long now = (unsigned long long)monotonic_ms();
+    unsigned long long seen = atomic_load(&log_budget->second), next;
+    do {
+        unsigned long long began = seen >> LOG_COUNT_BITS, lines = seen & LOG_COUNT_MAX;
+        next = now >= began + 1000 ? now << LOG_COUNT_BITS | 1 : seen + (lines < LOG_COUNT_MAX);
+    } while (!atomic_compare_exchange_weak(&log_budget->second, &seen, next));
+    return (next & LOG_COUNT_MAX) <= LOG_LINES_PER_S;
 }
 
 /*

@@ -35,6 +35,8 @@
 #include <sys/syscall.h>
 #endif
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #ifndef LADDER_TSAN
@@ -1780,7 +1782,10 @@ out:
  * kernel.io_uring_disabled or a seccomp filter: EPERM), 08 says so in one
  * stderr line naming io_uring and the reason, prints no listening line and
  * exits with status 3, which scripts and tests read as "skipped: io_uring
- * unavailable". tests/fault.c makes syscall(__NR_io_uring_setup) fail.
+ * unavailable". tests/fault.c makes syscall(__NR_io_uring_setup) fail, and
+ * then io_uring_register or io_uring_enter alone (a seccomp filter may allow
+ * the one and not the other): the refusal still comes before the listening
+ * line, never as a failure of the running loop.
  */
 static void test_io_uring_refused(const rung_t *r)
 {
@@ -1788,7 +1793,10 @@ static void test_io_uring_refused(const rung_t *r)
     static const struct {
         const char *fault;
         int err;
-    } cases[] = {{"io_uring_setup ENOSYS", ENOSYS}, {"io_uring_setup EPERM", EPERM}};
+    } cases[] = {{"io_uring_setup ENOSYS", ENOSYS},
+                 {"io_uring_setup EPERM", EPERM},
+                 {"io_uring_register EPERM", EPERM}, /* a seccomp filter may refuse one call */
+                 {"io_uring_enter EPERM", EPERM}};
     if (!faults_on())
         return;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1804,6 +1812,177 @@ static void test_io_uring_refused(const rung_t *r)
         expect(ran && !strstr(res.out, "listening"), "no listening line");
         expect(ran && !sanitizer_report_in(res.err), "no sanitizer report on stderr");
         run_result_free(&res);
+    }
+    faults_off();
+}
+
+/* ======================================================================== */
+/* single-shot, pool-returns, enter-transient (08)                          */
+/* ======================================================================== */
+
+/* echo_run's tick: the first one lets a stopped server go on. */
+static void continue_server(void *ctx)
+{
+    server_t *s = ctx;
+    if (s->pid > 0)
+        kill(s->pid, SIGCONT);
+}
+
+/*
+ * n clients that all connect and send while the server is stopped, so that
+ * its multishot accept brings every one in one batch of completions when
+ * it goes on; each must get its own payload back. How many did.
+ */
+static size_t echo_one_batch(server_t *s, size_t n, uint64_t seed)
+{
+    int *fds = calloc(n, sizeof *fds);
+    echo_t *e = calloc(n, sizeof *e);
+    size_t opened = 0, ok = 0;
+    if (!fds || !e) {
+        expect(false, "out of memory");
+        goto out;
+    }
+    kill(s->pid, SIGSTOP);
+    opened = open_clients(s->port, fds, n);
+    if (expect(opened == n, "%zu of %zu clients queued while the server was stopped", opened, n)) {
+        for (size_t i = 0; i < n; i++)
+            echo_init(&e[i], fds[i], seed + i, 100 + (i * 7919) % 3000, ECHO_KEEP_OPEN);
+        ok = echo_run(e, n, &(echo_opts_t){.timeout_s = 20.0, .stall_s = 5.0,
+                                            .on_tick = continue_server, .ctx = s});
+        show_failures(e, n, 3);
+    }
+    kill(s->pid, SIGCONT);
+    close_clients(fds, opened);
+out:
+    free(fds);
+    free(e);
+    return ok;
+}
+
+/*
+ * Proves: where the kernel refuses multishot receives (before 6.0), every
+ * connection falls back to one request per receive, not only the one whose
+ * refusal came first: 64 clients accepted in one batch are all echoed. On
+ * Linux 5.19 (the one kernel with buffer rings and no multishot receive) a
+ * single receive reads at most the length it gives, so a length of 0 would
+ * read nothing, which looks like end of file. tests/fault.c rewrites the
+ * requests to behave so, on this kernel.
+ */
+static void test_single_shot(const rung_t *r)
+{
+    static const char *const modes[] = {"io_uring_enter MULTISHOT_RECV_EINVAL",
+                                        "io_uring_enter LINUX_5_19"};
+    if (!faults_on())
+        return;
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        server_t s;
+        set_fault(modes[m]);
+        if (!server_start(&s, r->binary, NULL))
+            break;
+        size_t ok = echo_one_batch(&s, 64, 3000 + 100 * m);
+        expect(ok == 64, "%s: %zu of 64 clients accepted in one batch echoed", modes[m], ok);
+        int lines = count_lines_with(&s, "multishot recv");
+        expect(lines <= 1, "%s: %d stderr lines say multishot recv is refused (want 1 at most)",
+               modes[m], lines);
+        expect(server_alive(&s), "%s: server alive", modes[m]);
+        server_stop(&s);
+        server_cleanup(&s);
+    }
+    faults_off();
+}
+
+/*
+ * Proves: a completion may carry a pool buffer whatever its result (an end
+ * of file or an error after the kernel picked one: on 5.19 always, on 6.x
+ * for a single receive that ran in io-wq, which tests/fault.c forces), and every
+ * such buffer goes back: 1 500 clients that each send, get their echo and
+ * close (more than the pool's 1 024 buffers), then 1 500 at once, which
+ * drive the pool dry; then a client is still served, and the server idles
+ * (a receive that found the pool empty waits for a buffer to come back,
+ * it is not tried again at once).
+ */
+static void test_pool_returns(const rung_t *r)
+{
+    enum { ROUND = 100, ROUNDS = 15, CROWD = 1500 };
+    int *fds = calloc(CROWD, sizeof *fds);
+    echo_t *e = calloc(CROWD, sizeof *e);
+    server_t s;
+    if (!fds || !e || !faults_on()) {
+        expect(fds && e, "out of memory");
+        goto out;
+    }
+    set_fault("io_uring_enter RECV_IN_IO_WQ");
+    if (!server_start(&s, r->binary, NULL))
+        goto off;
+    /* One client first, alone: its receive is the one refused as multishot
+     * (single-shot), then every receive is single. */
+    int fd = client_connect(s.port, 0);
+    expect(fd >= 0 && echo_once(fd, 41, 100, ECHO_SHUT_AFTER_ECHO, 5.0), "a first client served");
+    if (fd >= 0)
+        close(fd);
+    size_t closed = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        size_t opened = open_clients(s.port, fds, ROUND), ok = 0;
+        for (size_t i = 0; i < opened; i++)
+            echo_init(&e[i], fds[i], 5000 + closed + i, 500, ECHO_SHUT_AFTER_ECHO);
+        ok = echo_run(e, opened, &(echo_opts_t){.timeout_s = 10.0, .stall_s = 3.0});
+        show_failures(e, opened, 3);
+        close_clients(fds, opened);
+        closed += ok;
+        if (ok < ROUND)
+            break;
+    }
+    expect(closed == ROUND * ROUNDS, "%zu of %d clients echoed and closed in turn", closed,
+           ROUND * ROUNDS);
+    size_t opened = open_clients(s.port, fds, CROWD);
+    for (size_t i = 0; i < opened; i++)
+        echo_init(&e[i], fds[i], 9000 + i, 4000, ECHO_SHUT_AFTER_ECHO);
+    size_t ok = echo_run(e, opened, &(echo_opts_t){.timeout_s = 30.0, .stall_s = 5.0});
+    show_failures(e, opened, 3);
+    close_clients(fds, opened);
+    expect(ok == CROWD, "%zu of %d clients at once echoed (the pool ran dry meanwhile)", ok, CROWD);
+    fd = client_connect(s.port, 0);
+    expect(fd >= 0 && echo_once(fd, 42, 3000, ECHO_KEEP_OPEN, 5.0),
+           "then one more client is served: the buffers are back in the pool");
+    sleep_s(0.3);
+    double cpu = cpu_share_over(s.pid, 1.0);
+    if (cpu_seen(cpu))
+        expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "then idle: %.0f%% of a CPU over 1 s (bound %.0f%%)",
+               cpu * 100.0, IDLE_CPU_BOUND * 100.0);
+    if (fd >= 0)
+        close(fd);
+    server_stop(&s);
+    server_cleanup(&s);
+off:
+    faults_off();
+out:
+    free(fds);
+    free(e);
+}
+
+/*
+ * Proves: io_uring_enter() failing for a moment (EAGAIN, ENOMEM: the kernel
+ * short of memory for the requests) ends nothing: with every second call
+ * failing, 300 clients accepted in one batch (more requests than the
+ * submission queue holds, so it fills on the way) are all echoed.
+ */
+static void test_enter_transient(const rung_t *r)
+{
+    static const char *const faults[] = {"io_uring_enter EAGAIN 2", "io_uring_enter ENOMEM 3"};
+    if (!faults_on())
+        return;
+    for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
+        server_t s;
+        set_fault("");
+        if (!server_start(&s, r->binary, NULL))
+            break;
+        set_fault(faults[f]);
+        size_t ok = echo_one_batch(&s, 300, 7000 + 1000 * f);
+        expect(ok == 300, "%s: %zu of 300 clients echoed", faults[f], ok);
+        set_fault("");
+        expect(server_alive(&s), "%s: server alive", faults[f]);
+        server_stop(&s);
+        server_cleanup(&s);
     }
     faults_off();
 }
@@ -1868,6 +2047,210 @@ static void test_loops_share(const rung_t *r)
     free(err);
 out:
     server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* loops-resume (09)                                                        */
+/* ======================================================================== */
+
+/*
+ * Proves: the fd limit is the process's, so a client leaving one loop ends
+ * the pause of another. With -t 2, clients are connected one at a time and
+ * each one's loop is told by which thread woke for it (its voluntary
+ * context switches, /proc/PID/task: an idle loop sleeps until its own
+ * clients move). Then the soft limit is lowered to the lowest free fd and
+ * a newcomer connects: its loop wakes, meets EMFILE and pauses; the other
+ * loop, with nobody queued, sleeps on. A client of that other loop leaves
+ * at once. The newcomer must be served within RESUME_WITHIN_MS: a paused
+ * loop that waited for its own clients or its timer would take about
+ * ACCEPT_RETRY_MS (100).
+ */
+#define RESUME_CLIENTS 12
+#define RESUME_LIMIT 64
+#define RESUME_WITHIN_MS 50
+#define SERVER_RETRY_MS 100 /* common/net.h's ACCEPT_RETRY_MS */
+#define MAX_TASKS 8
+
+typedef struct {
+    int n;
+    int tid[MAX_TASKS];
+    long switches[MAX_TASKS]; /* voluntary context switches so far */
+} tasks_t;
+
+static bool read_tasks(pid_t pid, tasks_t *t)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    struct dirent *e;
+    t->n = 0;
+    while (dir && (e = readdir(dir)) != NULL && t->n < MAX_TASKS) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.16s/status", (int)pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        long n = -1;
+        while (f && fgets(line, sizeof line, f) && sscanf(line, "voluntary_ctxt_switches: %ld", &n) != 1)
+            ;
+        if (f)
+            fclose(f);
+        t->tid[t->n] = atoi(e->d_name);
+        t->switches[t->n++] = n;
+    }
+    if (dir)
+        closedir(dir);
+    return t->n > 0;
+}
+
+/* The thread that has slept again since `before` once exactly one has: its
+ * id; -1 if none did within timeout_s, -2 if more than one did. */
+static int thread_that_woke(pid_t pid, const tasks_t *before, double timeout_s)
+{
+    for (double deadline = now_s() + timeout_s; now_s() < deadline; sleep_s(0.001)) {
+        tasks_t now;
+        int moved = 0, tid = -1;
+        if (!read_tasks(pid, &now))
+            return -1;
+        for (int i = 0; i < now.n; i++)
+            for (int j = 0; j < before->n; j++)
+                if (now.tid[i] == before->tid[j] && now.switches[i] != before->switches[j])
+                    moved++, tid = now.tid[i];
+        if (moved > 0)
+            return moved == 1 ? tid : -2;
+    }
+    return -1;
+}
+
+/* Connect clients one by one and note which loop's thread serves each: the
+ * one that wakes for its second echo (a listener in every loop's set, as in
+ * the workshop's shared-listener solution, would wake them all for the
+ * connect). */
+static bool clients_in_both_loops(const server_t *s, int *fds, int *owner)
+{
+    int first = -1;
+    bool both = false;
+    for (int i = 0; i < RESUME_CLIENTS; i++) {
+        tasks_t before;
+        fds[i] = client_connect(s->port, 0);
+        if (fds[i] < 0 || !echo_once(fds[i], 1200 + (uint64_t)i, 64, ECHO_KEEP_OPEN, 5.0))
+            return expect(false, "client %d served", i);
+        sleep_s(0.02); /* every loop asleep again */
+        read_tasks(s->pid, &before);
+        if (!echo_once(fds[i], 1250 + (uint64_t)i, 64, ECHO_KEEP_OPEN, 5.0))
+            return expect(false, "client %d served twice", i);
+        owner[i] = thread_that_woke(s->pid, &before, 2.0);
+        if (owner[i] < 0)
+            return expect(false, "client %d: one loop's thread woke for it (%d)", i, owner[i]);
+        first = first < 0 ? owner[i] : first;
+        both = both || owner[i] != first;
+    }
+    return expect(both, "%d clients, one at a time: both loops took some", RESUME_CLIENTS);
+}
+
+static void test_loops_resume(const rung_t *r)
+{
+    static const char *const args[] = {"-t", "2", NULL};
+    int fds[RESUME_CLIENTS], owner[RESUME_CLIENTS], newcomer = -1;
+    for (int i = 0; i < RESUME_CLIENTS; i++)
+        fds[i] = -1;
+    server_t s;
+    skip_test_unless(PROC_SET_FD_LIMIT, "lowering the running server's fd limit");
+    if (!server_start(&s, r->binary, &(launch_t){.extra_args = args, .nofile = RESUME_LIMIT}))
+        goto out;
+    tasks_t before;
+    if (!read_tasks(s.pid, &before))
+        skip_test("no /proc/%d/task here: which thread woke cannot be told", (int)s.pid);
+    if (!clients_in_both_loops(&s, fds, owner))
+        goto stop;
+    int lowest = proc_lowest_free_fd(s.pid), err = set_nofile(s.pid, lowest, RESUME_LIMIT);
+    if (!expect(err == 0, "lowered the server's soft limit to %d, its lowest free fd", lowest))
+        goto stop;
+    read_tasks(s.pid, &before);
+    newcomer = client_connect(s.port, 0);
+    int paused = thread_that_woke(s.pid, &before, 2.0); /* -2: all woke, all paused */
+    int leaver = 0;
+    while (leaver < RESUME_CLIENTS && owner[leaver] == paused)
+        leaver++;
+    if (!expect(newcomer >= 0 && paused != -1 && leaver < RESUME_CLIENTS,
+                "a newcomer at the limit: its loop woke for it and paused (thread %d)", paused))
+        goto stop;
+    double left = now_s();
+    close(fds[leaver]);
+    fds[leaver] = -1;
+    bool served = echo_once(newcomer, 1300, 64, ECHO_KEEP_OPEN, 2.0);
+    double ms = (now_s() - left) * 1000.0;
+    expect(served && ms < RESUME_WITHIN_MS,
+           "a client of the other loop left: the newcomer %s %.0f ms later (want < %d ms, "
+           "before the paused loop's %d ms retry)", served ? "served" : "not served", ms,
+           RESUME_WITHIN_MS, SERVER_RETRY_MS);
+stop:
+    if (newcomer >= 0)
+        close(newcomer);
+    close_clients(fds, RESUME_CLIENTS);
+    server_stop(&s);
+out:
+    server_cleanup(&s);
+}
+
+/* ======================================================================== */
+/* port-race (09)                                                           */
+/* ======================================================================== */
+
+/*
+ * Proves: two copies started at the same moment on one port never both
+ * serve. SO_REUSEPORT lets any socket of the same user join the loops'
+ * listeners, and a copy's claim on the port (common/reuseport.h) refuses
+ * others only once something listens there. tests/fault.c holds the first
+ * copy between binding its port and its first listen(); the second starts
+ * meanwhile. Then exactly one of them may print its listening line and
+ * serve; the other must exit 1, saying the port is in use.
+ */
+static void test_port_race(const rung_t *r)
+{
+    server_t first = {.pid = -1}, second = {.pid = -1};
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port());
+    launch_t how = {.port = port};
+    if (!faults_on())
+        return;
+    set_fault("listen SLEEP 1500");
+    bool spawned = server_spawn(&first, r->binary, &how);
+    double deadline = now_s() + 5.0;
+    while (spawned && count_lines_with(&first, "listen() held") == 0 && now_s() < deadline)
+        sleep_s(0.01);
+    unsetenv("LD_PRELOAD"); /* the second copy starts without the hold */
+    if (!expect(spawned && count_lines_with(&first, "listen() held") == 1,
+                "the first copy bound port %s and is held before listen()", port))
+        goto out;
+    bool second_up = server_start(&second, r->binary, &how);
+    int first_port = server_await_listening(&first, 5.0);
+    bool first_up = first_port > 0;
+    expect(first_up != second_up, "of two copies started together on port %s, exactly one "
+           "listens (first: %s, second: %s)", port, first_up ? "yes" : "no",
+           second_up ? "yes" : "no");
+    server_t *loser = first_up ? &second : &first, *winner = first_up ? &first : &second;
+    if (first_up != second_up) {
+        for (double until = now_s() + 5.0; server_alive(loser) && now_s() < until;)
+            sleep_s(0.02);
+        char *err = server_stderr(loser);
+        const char *said = err ? strstr(err, "in use") : NULL;
+        while (said && said > err && said[-1] != '\n')
+            said--; /* to the start of that line */
+        expect(!server_alive(loser) && WIFEXITED(loser->status) && WEXITSTATUS(loser->status) == 1,
+               "the other exits with status 1");
+        expect(said != NULL, "and says the port is in use: %.*s",
+               said ? (int)strcspn(said, "\n") : 0, said ? said : "");
+        free(err);
+        expect_fresh_echo(winner, 64 * KIB, "from the one that listens");
+    }
+    if (first_up)
+        server_stop(&first);
+    if (second_up)
+        server_stop(&second);
+out:
+    server_cleanup(&first);
+    server_cleanup(&second);
+    faults_off();
 }
 
 /* ======================================================================== */
@@ -2147,8 +2530,13 @@ static const test_t tests[] = {
     {"early-sigterm", ALL_RUNGS | BEYOND, test_early_sigterm, "SIGTERM while starting up: exit status 0"},
     {"task-limit", RUNG(2) | RUNG(3), test_task_limit, "fork/pthread_create EAGAIN: one line naming the limit"},
     {"connect-storm", EVENT_RUNGS, test_connect_storm, "a connect storm does not starve an established client"},
-    {"io-uring-refused", RUNG(8), test_io_uring_refused, "io_uring_setup refused: one line, exit status 3"},
+    {"io-uring-refused", RUNG(8), test_io_uring_refused, "io_uring refused: one line, exit status 3"},
+    {"single-shot", RUNG(8), test_single_shot, "multishot recv refused: one batch of clients, all served"},
+    {"pool-returns", RUNG(8), test_pool_returns, "every pool buffer comes back; a dry pool, no spin"},
+    {"enter-transient", RUNG(8), test_enter_transient, "io_uring_enter EAGAIN/ENOMEM: nothing ends"},
     {"loops-share", RUNG(9), test_loops_share, "every loop takes a share of the clients"},
+    {"loops-resume", RUNG(9), test_loops_resume, "a client leaving one loop ends another's pause"},
+    {"port-race", RUNG(9), test_port_race, "two copies started together: one serves, one exits 1"},
     {"start-std-closed", ALL_RUNGS, test_start_std_closed, "started with fds 0-2 closed: serves, sleeps, exits 0"},
     {"start-signals-blocked", ALL_RUNGS, test_start_signals_blocked, "started with stop signals blocked: the same"},
     {"start-signals-ignored", ALL_RUNGS, test_start_signals_ignored, "started with stop signals ignored: the same"},

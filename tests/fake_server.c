@@ -21,6 +21,10 @@
  *            back before the close (after its last echo)
  *   swap     from byte BYTES on, what this connection sends is echoed to
  *            the connection accepted just before it, and the other way round
+ *   cross    connections are paired in the order they are accepted (the 1st
+ *            with the 2nd, ...), and the first BYTES bytes each one sends are
+ *            echoed to the other; then each is echoed its own. The first of
+ *            a pair is not read until the second comes (K unused)
  *   late     after BYTES bytes the connection is not read for --delay MS
  *            (default 200), then served again: its echoes come late, whole
  *   pause    every connection's responses stop for --delay MS (200) at the
@@ -69,11 +73,12 @@
 
 typedef enum { MODE_ECHO, MODE_CORRUPT, MODE_RESET, MODE_CLOSE, MODE_STALL, MODE_SILENT,
                MODE_EXIT, MODE_DUP, MODE_EXTRA, MODE_SWAP, MODE_LATE, MODE_PAUSE, MODE_FORK,
-               MODE_SERIAL, MODE_BURN, MODE_NOCLOSE } fault_mode_t;
+               MODE_SERIAL, MODE_BURN, MODE_NOCLOSE, MODE_CROSS } fault_mode_t;
 
 static const char *const MODE_NAMES[] = {"echo", "corrupt", "reset", "close", "stall",
                                          "silent", "exit", "dup", "extra", "swap", "late",
-                                         "pause", "fork", "serial", "burn", "noclose"};
+                                         "pause", "fork", "serial", "burn", "noclose",
+                                         "cross"};
 
 /* What `extra` sends after the last echo. */
 static const char EXTRA_BYTES[] = "bytes nobody sent\n";
@@ -86,7 +91,7 @@ typedef struct {
     bool targeted;     /* one of every K-th: MODE applies to it */
     bool stalled;      /* stall: no longer watched */
     unsigned long echoed; /* bytes of it echoed so far */
-    int partner;       /* swap: the slot of the connection accepted before it, or -1 */
+    int partner;       /* swap, cross: the slot of the connection it is paired with, or -1 */
     bool swapped;      /* swap: its echoes go to the partner */
     double resume_at;  /* late: not read before this (monotonic seconds) */
     bool delayed;      /* late: the delay has been served already */
@@ -221,7 +226,8 @@ static void on_readable(conn_t *conns, conn_t *c, const config_t *cf)
     fault_mode_t mode = cf->mode;
     unsigned long after = cf->after;
     bool at_trigger = c->targeted && stops_at_trigger(mode) && !c->delayed;
-    if (at_trigger && after - c->echoed < want)
+    bool crossed = mode == MODE_CROSS && c->partner >= 0 && c->echoed < after;
+    if ((at_trigger || crossed) && after - c->echoed < want)
         want = after - c->echoed;
     ssize_t n = read(c->fd, buf, want);
     if (n < 0 && errno == EINTR)
@@ -237,7 +243,8 @@ static void on_readable(conn_t *conns, conn_t *c, const config_t *cf)
         buf[after - c->echoed] ^= 0x5a;
     if (c->targeted && mode == MODE_SWAP && c->partner >= 0 && c->echoed + (unsigned long)n > after)
         c->swapped = conns[c->partner].swapped = true;
-    conn_t *to = c->swapped && c->partner >= 0 && conns[c->partner].fd >= 0 ? &conns[c->partner] : c;
+    bool elsewhere = (c->swapped || crossed) && c->partner >= 0 && conns[c->partner].fd >= 0;
+    conn_t *to = elsewhere ? &conns[c->partner] : c;
     bool ok = write_all(to->fd, buf, (size_t)n);
     if (ok && c->targeted && mode == MODE_DUP && holds_trigger)
         ok = write_all(to->fd, buf, (size_t)n);
@@ -284,6 +291,10 @@ static void on_accept(int listen_fd, conn_t *conns, const config_t *cf, unsigned
         conns[i] = (conn_t){.fd = fd, .targeted = *accepted % cf->every == 0, .partner = -1};
         if (conns[i].targeted && cf->mode == MODE_SWAP)
             conns[i].partner = *last_slot;
+        if (cf->mode == MODE_CROSS && *accepted % 2 == 0 && *last_slot >= 0)
+            conns[i].partner = *last_slot, conns[*last_slot].stalled = false;
+        else if (cf->mode == MODE_CROSS)
+            conns[i].stalled = true; /* until its partner comes */
         if (conns[i].partner >= 0)
             conns[conns[i].partner].partner = i;
         *last_slot = i;

@@ -15,8 +15,31 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   listen SLEEP MS                    the process's first listen() waits MS ms first,
+ *                                      after a line on stderr saying so (a server held
+ *                                      between binding its port and listening on it)
+ *   connect EAGAIN [SPARE]             connect() fails with that errno, after the first
+ *                                      SPARE went through (Linux: the client short of
+ *                                      local resources for a non-blocking connect)
+ *   epoll_pwait2 EPERM | ENOSYS        epoll_pwait2() fails (a container's seccomp
+ *                                      profile that does not know it; a kernel before 5.11)
  *   io_uring_setup ENOSYS | EPERM      syscall(__NR_io_uring_setup) fails (no io_uring;
  *                                      kernel.io_uring_disabled or seccomp)
+ *   io_uring_register EPERM            syscall(__NR_io_uring_register) fails (a seccomp
+ *                                      filter that allows only setup and enter)
+ *   io_uring_enter EPERM | EAGAIN | ENOMEM [N]
+ *                                      syscall(__NR_io_uring_enter) fails, every call or
+ *                                      every Nth (the kernel short of memory for a moment)
+ *   io_uring_enter MULTISHOT_RECV_EINVAL
+ *                                      the kernel answers a multishot receive with EINVAL,
+ *                                      as Linux 5.19 does (the request is made invalid)
+ *   io_uring_enter LINUX_5_19          that, and a single receive into a provided buffer
+ *                                      reads at most its sqe->len bytes, so 0 for 0 (the
+ *                                      request becomes a no-op, which completes with 0)
+ *   io_uring_enter RECV_IN_IO_WQ       multishot receives refused, and every single one
+ *                                      goes to the kernel's io-wq workers (IOSQE_ASYNC),
+ *                                      where an end of file still uses up the buffer it
+ *                                      picked, as every one does on 5.19
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -29,11 +52,21 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/epoll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/io_uring.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Not errnos: what the io_uring_enter lines make of the requests. */
+enum { MULTISHOT_RECV_EINVAL = -1, LINUX_5_19 = -2, RECV_IN_IO_WQ = -3 };
+/* Not an errno either: what "listen SLEEP MS" asks for. */
+enum { SLEEP = -4 };
 
 /* The errno (or signal) the control file asks `call` to fail with; 0: none.
  * *spare, if asked for, gets the number after it (0 when there is none). */
@@ -45,7 +78,9 @@ static int fault_spare(const char *call, unsigned long *spare)
     } whats[] = {{"ENOBUFS", ENOBUFS}, {"ENOMEM", ENOMEM}, {"EMFILE", EMFILE},
                  {"EAGAIN", EAGAIN},   {"SIGTERM", SIGTERM}, {"ENOSYS", ENOSYS},
                  {"EPERM", EPERM},     {"EPROTO", EPROTO},   {"ENETDOWN", ENETDOWN},
-                 {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED}};
+                 {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED},
+                 {"MULTISHOT_RECV_EINVAL", MULTISHOT_RECV_EINVAL}, {"LINUX_5_19", LINUX_5_19},
+                 {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}, {"SLEEP", SLEEP}};
     const char *path = getenv("LADDER_FAULT_FILE");
     char line[64] = "";
     int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -162,6 +197,22 @@ int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
     return next(fd, addr, len);
 }
 
+/* loadgen's epoll loop waits with epoll_pwait2 (glibc 2.35) where it can. */
+int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout,
+                 const sigset_t *mask)
+{
+    static int (*next)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
+    int err = fault_for("epoll_pwait2");
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (int (*)(int, struct epoll_event *, int, const struct timespec *,
+                        const sigset_t *))dlsym(RTLD_NEXT, "epoll_pwait2");
+    return next(epfd, events, max, timeout, mask);
+}
+
 /*
  * write() and syscall() are also called from signal handlers (a server's
  * self-pipe, say), where dlsym() may not run (it can allocate): the next
@@ -190,6 +241,107 @@ ssize_t write(int fd, const void *buf, size_t len)
     return next_write(fd, buf, len);
 }
 
+int listen(int fd, int backlog)
+{
+    static int (*next)(int, int);
+    static int listened; /* only the first call waits */
+    unsigned long ms = 0;
+    if (fault_spare("listen", &ms) == SLEEP && !listened++) {
+        static const char line[] = "fault.c: listen() held\n";
+        (void)!next_write(STDERR_FILENO, line, sizeof line - 1);
+        struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&t, &t) < 0 && errno == EINTR)
+            ;
+    }
+    if (!next)
+        next = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
+    return next(fd, backlog);
+}
+
+int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    static int (*next)(int, const struct sockaddr *, socklen_t);
+    static unsigned long connects; /* so far, in this process */
+    unsigned long spare = 0;
+    int err = fault_spare("connect", &spare);
+    if (err && connects++ >= spare) {
+        errno = err;
+        return -1;
+    }
+    if (!next)
+        next = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
+    return next(fd, addr, len);
+}
+
+/*
+ * The submission queue of the process's one ring, to rewrite requests
+ * before the kernel reads them: where its offsets are (io_uring_setup's
+ * answer) and where it is mapped (/proc/self/maps names the ring's
+ * mappings by their offsets: IORING_OFF_SQ_RING, IORING_OFF_SQES).
+ */
+static struct io_sqring_offsets sq_off;
+static char *sq_ring;
+static struct io_uring_sqe *sqes;
+#define INVALID_RECV_FLAG (1u << 15) /* no receive flag is this bit */
+
+static void find_rings(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long start, offset;
+        if (!strstr(line, "io_uring") || sscanf(line, "%lx-%*x %*s %lx", &start, &offset) != 2)
+            continue;
+        if (offset == IORING_OFF_SQ_RING)
+            sq_ring = (char *)start;
+        else if (offset == IORING_OFF_SQES)
+            sqes = (struct io_uring_sqe *)start;
+    }
+    if (maps)
+        fclose(maps);
+}
+
+/* Rewrite the receives not yet submitted, as the control file asks. */
+static void rewrite_requests(int how)
+{
+    if (!sq_ring || !sqes)
+        find_rings();
+    if (!sq_ring || !sqes)
+        return;
+    unsigned head = *(unsigned *)(sq_ring + sq_off.head);
+    unsigned tail = *(unsigned *)(sq_ring + sq_off.tail);
+    unsigned mask = *(unsigned *)(sq_ring + sq_off.ring_mask);
+    unsigned *array = (unsigned *)(sq_ring + sq_off.array);
+    for (unsigned i = head; i != tail; i++) {
+        struct io_uring_sqe *sqe = &sqes[array[i & mask] & mask];
+        if (sqe->opcode != IORING_OP_RECV || sqe->ioprio == INVALID_RECV_FLAG)
+            continue; /* not a receive, or made invalid already (a call may see it twice) */
+        if (sqe->ioprio & IORING_RECV_MULTISHOT) {
+            sqe->ioprio = INVALID_RECV_FLAG; /* the receive fails with EINVAL */
+        } else if (how == LINUX_5_19 && (sqe->flags & IOSQE_BUFFER_SELECT) && sqe->len == 0) {
+            uint64_t data = sqe->user_data;
+            memset(sqe, 0, sizeof *sqe);
+            sqe->opcode = IORING_OP_NOP; /* a receive of 0 bytes: it completes with 0 */
+            sqe->user_data = data;
+        } else if (how == RECV_IN_IO_WQ) {
+            sqe->flags |= IOSQE_ASYNC;
+        }
+    }
+}
+
+/* What the control file says of io_uring_enter: fail with an errno (every
+ * call or every Nth), or rewrite the requests and go on. */
+static int enter_fault(void)
+{
+    static unsigned long calls;
+    unsigned long every = 0;
+    int what = fault_spare("io_uring_enter", &every);
+    if (what < 0)
+        rewrite_requests(what);
+    calls++;
+    return what > 0 && (every == 0 || calls % every == 0) ? what : 0;
+}
+
 /* 08-io_uring reaches io_uring through syscall(2). Its arguments are passed
  * on as six longs, which is how the C library's syscall() takes them. */
 long syscall(long number, ...)
@@ -200,10 +352,16 @@ long syscall(long number, ...)
     for (int i = 0; i < 6; i++)
         a[i] = va_arg(ap, long);
     va_end(ap);
-    int err = number == SYS_io_uring_setup ? fault_for("io_uring_setup") : 0;
-    if (err) {
+    int err = number == SYS_io_uring_setup      ? fault_for("io_uring_setup")
+              : number == SYS_io_uring_register ? fault_for("io_uring_register")
+              : number == SYS_io_uring_enter    ? enter_fault()
+                                                : 0;
+    if (err > 0) {
         errno = err;
         return -1;
     }
-    return next_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    long ret = next_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (number == SYS_io_uring_setup && ret >= 0)
+        sq_off = ((struct io_uring_params *)a[1])->sq_off;
+    return ret;
 }

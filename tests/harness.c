@@ -570,7 +570,7 @@ static bool await_accepting(server_t *s, int port)
                   port, START_TIMEOUT_S);
 }
 
-bool server_start(server_t *s, const char *binary, const launch_t *how)
+bool server_spawn(server_t *s, const char *binary, const launch_t *how)
 {
     static const launch_t defaults;
     char *argv[MAX_ARGS];
@@ -584,6 +584,25 @@ bool server_start(server_t *s, const char *binary, const launch_t *how)
     s->pid = sp.pid;
     s->out_fd = sp.out_fd;
     s->err_fd = sp.err_fd;
+    return true;
+}
+
+int server_await_listening(server_t *s, double timeout_s)
+{
+    char line[256];
+    if (!read_first_line(s->out_fd, line, sizeof line, timeout_s))
+        return -1;
+    s->port = parse_listening_line(line);
+    return s->port;
+}
+
+bool server_start(server_t *s, const char *binary, const launch_t *how)
+{
+    static const launch_t defaults;
+    if (!how)
+        how = &defaults;
+    if (!server_spawn(s, binary, how))
+        return false;
 
     if (how->std_closed)
         return await_accepting(s, atoi(how->port));

@@ -143,6 +143,12 @@ typedef struct {
 /* Start and wait (10 s at most) for "listening on 127.0.0.1:PORT". */
 bool server_start(server_t *s, const char *binary, const launch_t *how);
 
+/* The same in two steps, for a test that acts while a server starts: start
+ * it, then wait for its line; the port, or -1 if it printed none in time
+ * (it may have exited: server_alive() says). */
+bool server_spawn(server_t *s, const char *binary, const launch_t *how);
+int server_await_listening(server_t *s, double timeout_s);
+
 /* True while the process runs; reports how it ended otherwise. */
 bool server_alive(server_t *s);
 

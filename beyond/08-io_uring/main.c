@@ -35,29 +35,25 @@
  */
 #include "events.h"
 #include "ring.h" /* the raw system calls, the rings, the pool, filling in requests */
-
-#include <poll.h>
+#include "owed.h" /* the byte queue, the fallbacks for old kernels, the accept pause */
 
 #define BUF_SIZE 2048  /* one provided buffer: what one receive completion carries */
 #define POOL_BUFS 1024 /* the pool, shared by all (a power of two); empty: ENOBUFS */
 #define POOL_GROUP 0
 #define EXIT_NO_IO_URING 3 /* documented: "skipped: io_uring unavailable" */
 
-typedef struct {
+typedef struct conn {
     int fd;
-    char *pending;      /* echo bytes that came while a send was out, or NULL */
-    size_t pending_len; /* bytes in pending */
-    size_t pending_cap; /* its size */
-    char *out;          /* the bytes of the send in the kernel (or kept for it), or NULL */
-    size_t out_len;
-    int out_bid;        /* out is pool buffer out_bid, or (when -1) a block malloc'ed for it */
+    owed_t owed;        /* the send that is out, and what came behind it (owed.h) */
     int in_kernel;      /* requests naming this connection not yet completed */
-    bool reading, stopping, blocked, eof, closing;
+    bool reading, multishot, stopping, blocked, eof, closing, starved;
+    struct conn *next_starved; /* while starved: the next one waiting for a buffer */
 } conn_t;
 
 static conn_t **conns;         /* by fd, sized to the open-file limit */
 static long max_fds;           /* the size of conns */
 static buffer_pool_t pool;     /* the receive buffers, lent to the kernel */
+static conn_t *starved;        /* receives that found the pool empty, waiting */
 static int listen_fd;
 static bool verbose;
 
@@ -77,12 +73,12 @@ enum { NOTHING, ON_ACCEPT, ON_STOP };
 
 static bool wants_write(const conn_t *c)
 {
-    return c->out != NULL;
+    return c->owed.out != NULL;
 }
 
 static bool wants_read(const conn_t *c)
 {
-    return !c->eof && !c->blocked && !c->pending && !c->closing;
+    return !c->eof && !c->blocked && !c->owed.pending && !c->closing && !c->starved;
 }
 
 /* ---- telling the kernel what we want ----------------------------------- */
@@ -96,7 +92,8 @@ static uint64_t tag(conn_t *c, int op)
 /* Receive into a buffer the kernel picks from the pool when data comes. */
 static void start_reading(conn_t *c)
 {
-    ring_recv_pooled(&ring, c->fd, tag(c, ON_RECV), POOL_GROUP, multishot_recv);
+    c->multishot = multishot_recv;
+    ring_recv_pooled(&ring, c->fd, tag(c, ON_RECV), POOL_GROUP, BUF_SIZE, c->multishot);
     c->reading = true;
 }
 
@@ -104,7 +101,7 @@ static void start_reading(conn_t *c)
  * the socket buffer took, rather than waiting in the kernel with our buffer. */
 static void start_sending(conn_t *c)
 {
-    ring_send(&ring, c->fd, tag(c, ON_SEND), c->out, c->out_len, MSG_DONTWAIT);
+    ring_send(&ring, c->fd, tag(c, ON_SEND), c->owed.out, c->owed.out_len, MSG_DONTWAIT);
 }
 
 static void wait_writable(conn_t *c)
@@ -126,68 +123,14 @@ static void watch(conn_t *c)
 
 /* One request, a completion per new client (multishot). Paused (events.h),
  * one client per request: each completion then comes back to the loop,
- * which ends the pause once nobody is queued. */
+ * which ends the pause once nobody is queued (owed.h). */
 static void start_accepting(void)
 {
     ring_accept(&ring, listen_fd, ON_ACCEPT, multishot_accept && !accept_paused());
     accepting = true;
 }
 
-/* Is a client queued? Only asked while paused: a multishot accept would
- * wait in the kernel, where 07's accept() says EAGAIN. */
-static bool client_queued(void)
-{
-    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
-    return poll(&p, 1, 0) > 0;
-}
-
 /* ---- one connection ---------------------------------------------------- */
-
-/* Everything the connection holds for its peer: back to the pool, freed. */
-static void drop_owed(conn_t *c)
-{
-    if (c->out_bid >= 0)
-        pool_give(&pool, (unsigned)c->out_bid);
-    else
-        free(c->out);
-    free(c->pending);
-}
-
-/* The peer took sent bytes of out. What is left, the tail and then what
- * came meanwhile, goes out next from a block of the connection's own; a
- * pool buffer goes back at once. */
-static bool keep(conn_t *c, size_t sent)
-{
-    size_t tail = c->out_len - sent, len = tail + c->pending_len;
-    char *block = len ? malloc(len) : NULL;
-    if (len && !block)
-        return log_msg("fd %d: out of memory", c->fd), false;
-    if (tail)
-        memcpy(block, c->out + sent, tail);
-    if (c->pending_len)
-        memcpy(block + tail, c->pending, c->pending_len);
-    drop_owed(c);
-    c->out = block, c->out_len = len, c->out_bid = -1;
-    c->pending = NULL, c->pending_len = c->pending_cap = 0;
-    return true;
-}
-
-/* Bytes that came while a send was out wait behind it (and the connection
- * stops being read until they are gone: wants_read()). The block doubles,
- * so a burst of receives costs a few copies, not one per receive. */
-static bool queue_behind(conn_t *c, const char *data, size_t len)
-{
-    size_t cap = c->pending_cap ? c->pending_cap : BUF_SIZE;
-    while (cap < c->pending_len + len)
-        cap *= 2;
-    char *more = cap > c->pending_cap ? realloc(c->pending, cap) : c->pending;
-    if (!more)
-        return log_msg("fd %d: out of memory", c->fd), false;
-    c->pending = more, c->pending_cap = cap;
-    memcpy(c->pending + c->pending_len, data, len);
-    c->pending_len += len;
-    return true;
-}
 
 /* A call on c failed with -res: one line, and the connection is done. */
 static bool failed(conn_t *c, int res, const char *call)
@@ -197,26 +140,27 @@ static bool failed(conn_t *c, int res, const char *call)
     return false;
 }
 
-/* A receive completed in pool buffer bid: send it straight back, or queue
- * it behind the send that is out. */
-static bool on_received(conn_t *c, int res, unsigned flags)
+/* A receive completed, res bytes in pool buffer bid, now ours: send it
+ * straight back, or copy it behind the send that is out and give it back. */
+static bool on_received(conn_t *c, int res, unsigned flags, int bid)
 {
     if (!(flags & IORING_CQE_F_MORE))
         c->reading = c->stopping = false; /* this receive is over */
     if (res > 0 && !wants_write(c)) {
-        unsigned bid = cqe_buffer(flags);
-        c->out = pool_buffer(&pool, bid), c->out_len = (size_t)res, c->out_bid = (int)bid;
+        c->owed = (owed_t){.out = pool_buffer(&pool, (unsigned)bid), .out_len = (size_t)res,
+                           .out_bid = bid};
         start_sending(c); /* from the pool buffer itself: no copy */
     } else if (res > 0) {
-        bool ok = queue_behind(c, pool_buffer(&pool, cqe_buffer(flags)), (size_t)res);
-        pool_give(&pool, cqe_buffer(flags));
-        return ok;
+        bool ok = owed_queue(&c->owed, pool_buffer(&pool, (unsigned)bid), (size_t)res, BUF_SIZE);
+        pool_give(&pool, (unsigned)bid);
+        return ok || failed(c, -ENOMEM, "recv");
     } else if (res == 0)
         c->eof = true; /* the peer is done sending: finish what we owe, then close */
-    else if (res == -EINVAL && multishot_recv) {
-        log_msg("multishot recv refused by this kernel (Linux 6.0+): one request per receive");
-        multishot_recv = false;
-    } else if (res != -ENOBUFS && res != -ECANCELED) /* ENOBUFS: the pool was empty */
+    else if (res == -ENOBUFS) { /* the pool is empty: wait until a buffer comes back */
+        c->starved = true, c->next_starved = starved, starved = c;
+        c->in_kernel++; /* held as a request is: not freed while in the list */
+    } else if (!multishot_refused(&multishot_recv, c->multishot, res, "recv", "6.0") &&
+               res != -ECANCELED)
         return failed(c, res, "recv");
     return true;
 }
@@ -229,12 +173,12 @@ static bool on_sent(conn_t *c, int res)
     if (res < 0 && !is_transient(-res))
         return failed(c, res, "write");
     size_t sent = res < 0 ? 0 : (size_t)res;
-    c->blocked = sent < c->out_len;
-    if (!keep(c, sent))
-        return false;
+    c->blocked = sent < c->owed.out_len;
+    if (!owed_keep(&c->owed, sent, &pool))
+        return failed(c, -ENOMEM, "write");
     if (c->blocked)
         wait_writable(c);
-    else if (c->out)
+    else if (c->owed.out)
         start_sending(c); /* what came while the send was out */
     return true;
 }
@@ -261,30 +205,45 @@ static void close_conn(conn_t *c)
     close(c->fd);
     if (verbose)
         log_msg("fd %d: closed", c->fd);
-    drop_owed(c);
+    owed_drop(&c->owed, &pool);
     free(c);
     accept_resume(); /* a descriptor is free again: events.h */
 }
 
 /*
  * A request completed: data says on which connection and what for, res is
- * what the call returned. Handle it, then tell the kernel what the
- * connection wants next.
+ * what the call returned. A receive's buffer is ours from here, whatever
+ * res says: one that brought no bytes for us goes back at once. Handle
+ * it, then tell the kernel what the connection wants next.
  */
 static void on_completion(uint64_t data, int res, unsigned flags)
 {
     conn_t *c = (conn_t *)(uintptr_t)(data & ~(uint64_t)7);
-    int op = (int)(data & 7);
+    int op = (int)(data & 7), bid = op == ON_RECV ? pool_take(&pool, flags) : -1;
     if (!(flags & IORING_CQE_F_MORE))
         c->in_kernel--;
-    if (c->closing && op == ON_RECV && res > 0)
-        pool_give(&pool, cqe_buffer(flags));
-    bool keep_open = !c->closing && (op == ON_RECV ? on_received(c, res, flags)
+    if (bid >= 0 && (res <= 0 || c->closing))
+        pool_give(&pool, (unsigned)bid);
+    bool keep_open = !c->closing && (op == ON_RECV ? on_received(c, res, flags, bid)
                                      : op == ON_SEND ? on_sent(c, res) : on_writable(c, res));
-    if (!keep_open || (c->eof && !wants_write(c) && !c->pending))
+    if (!keep_open || (c->eof && !wants_write(c) && !c->owed.pending))
         close_conn(c);
     else
         watch(c);
+}
+
+/* Buffers are back in the pool: as many starved receives as there are
+ * buffers try again (not each at once into an empty pool: a spin). */
+static void feed_starved(void)
+{
+    for (unsigned n = pool.free; starved && n > 0; n--) {
+        conn_t *c = starved;
+        starved = c->next_starved, c->starved = false, c->in_kernel--;
+        if (c->closing)
+            close_conn(c);
+        else
+            watch(c);
+    }
 }
 
 /* ---- new connections --------------------------------------------------- */
@@ -294,21 +253,19 @@ static void on_accepted(int res, unsigned flags)
 {
     if (!(flags & IORING_CQE_F_MORE))
         accepting = false; /* re-armed by the loop */
-    if (res == -EINVAL && multishot_accept) {
-        log_msg("multishot accept refused by this kernel (Linux 5.19+): one request per client");
-        multishot_accept = false;
-    } else if (res < 0 && !accept_retry_at_once(-res))
+    if (!multishot_refused(&multishot_accept, multishot_accept, res, "accept", "5.19") &&
+        res < 0 && !accept_retry_at_once(-res))
         accept_failed(-res); /* EMFILE, ENFILE...: the accept ends, a pause begins (events.h) */
     /* A limit raised while we run (prlimit --pid) allows fds past the table. */
     if (res < 0 || refuse_past(res, max_fds, table_limit))
         return;
-    conn_t *c = malloc(sizeof *c);
+    conn_t *c = calloc(1, sizeof *c);
     if (!c) {
         log_errno("fd %d: cannot set up connection", res);
         close(res);
         return;
     }
-    *c = (conn_t){.fd = res, .out_bid = -1};
+    c->fd = res, c->owed.out_bid = -1;
     conns[res] = c;
     watch(c);
     if (verbose)
@@ -338,19 +295,19 @@ int main(int argc, char **argv)
     while (!stop_requested) {
         int timeout = accepting ? -1 : ms_until_accept_retry(); /* -1 unless paused (events.h) */
         int err = ring_enter(&ring, 1, timeout); /* submit all, wait for one */
-        if (err && err != EINTR && err != ETIME && err != EBUSY)
+        if (err && !ring_try_again(err))
             errno = err, fatal("io_uring_enter");
-        /* Every completion is one finished call: its result is in res. */
+        /* Every completion is one finished call: its result is in res. Only
+         * those there now: the stop and the accept below must not wait. */
         struct io_uring_cqe cqe;
-        while (ring_next(&ring, &cqe)) {
+        for (unsigned n = ring_ready(&ring); n > 0 && ring_next(&ring, &cqe); n--) {
             if (cqe.user_data == ON_ACCEPT)
                 on_accepted(cqe.res, cqe.flags);
             else if (cqe.user_data > ON_STOP)
                 on_completion(cqe.user_data, cqe.res, cqe.flags);
         }
-        if (timeout == 0 && !client_queued())
-            accept_failed(EAGAIN); /* paused, due, and nobody waits: the episode is over */
-        if (!accepting && (timeout == 0 || !accept_paused()))
+        feed_starved();
+        if (accept_due(listen_fd, accepting, timeout))
             start_accepting(); /* re-armed, or paused and the retry is due (events.h) */
     }
 

@@ -48,6 +48,7 @@ typedef struct {
     struct io_uring_buf_ring *ring; /* shared with the kernel */
     char *memory;                   /* count buffers of size bytes */
     unsigned count, size;
+    unsigned free;                  /* given to the kernel and not yet seen in a completion */
     size_t ring_len;
 } buffer_pool_t;
 
@@ -57,19 +58,24 @@ static inline void *ring_map(int fd, size_t len, off_t what)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Does this kernel know the operations main.c asks for? (IORING_REGISTER_PROBE, 5.6) */
-static inline bool ring_knows_ops(const ring_t *r)
+/* Does this kernel know the operations main.c asks for? (IORING_REGISTER_PROBE,
+ * 5.6) 0, ENOTSUP, or the errno of io_uring_register itself (a seccomp filter
+ * may refuse it alone: then the pool could not be registered either). */
+static inline int ring_knows_ops(const ring_t *r)
 {
     static const int ops[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND,
                               IORING_OP_POLL_ADD, IORING_OP_ASYNC_CANCEL};
     size_t len = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
     struct io_uring_probe *probe = calloc(1, len);
-    bool ok = probe &&
-              syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0;
-    for (size_t i = 0; ok && i < sizeof ops / sizeof *ops; i++)
-        ok = ops[i] <= probe->last_op && (probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
+    if (!probe)
+        return ENOMEM;
+    int err = syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) == 0
+                  ? 0 : errno;
+    for (size_t i = 0; !err && i < sizeof ops / sizeof *ops; i++)
+        if (ops[i] > probe->last_op || !(probe->ops[ops[i]].flags & IO_URING_OP_SUPPORTED))
+            err = ENOTSUP;
     free(probe);
-    return ok;
+    return err;
 }
 
 /* 0, or the errno of the call that failed; *why names the step. */
@@ -102,8 +108,14 @@ static inline int ring_open(ring_t *r, unsigned sq_entries, unsigned cq_entries,
     r->cq_tail = (unsigned *)(cq + p.cq_off.tail);
     r->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
     r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-    *why = "accept, recv, send, poll (Linux 5.6+)";
-    return ring_knows_ops(r) ? 0 : ENOTSUP;
+    int err = ring_knows_ops(r);
+    *why = err == ENOTSUP ? "accept, recv, send, poll (Linux 5.6+)" : "io_uring_register";
+    if (err)
+        return err;
+    /* A filter may refuse io_uring_enter alone: find out now, before the
+     * listening line, not at the first turn of the loop. */
+    *why = "io_uring_enter";
+    return syscall(__NR_io_uring_enter, r->fd, 0, 0, 0, NULL, 0) < 0 ? errno : 0;
 }
 
 /*
@@ -124,34 +136,57 @@ static inline int ring_enter(ring_t *r, unsigned wait_nr, int timeout_ms)
     return 0;
 }
 
-/* A zeroed submission entry to fill in; when the queue is full, what it
- * holds is submitted first. NULL only if the kernel takes none of it. */
+/*
+ * Is an error of io_uring_enter() one to try again after? EINTR, ETIME:
+ * the wait ended. EBUSY: completions are waiting to be taken first.
+ * EAGAIN, ENOMEM: the kernel was short of memory for the requests, which
+ * stay in the queue; a millisecond's nap keeps that from spinning. EBADR:
+ * completions were lost (no memory for NODROP's overflow), said once.
+ */
+static inline bool ring_try_again(int err)
+{
+    static bool lost;
+    if (err == EBADR && !lost)
+        lost = true, log_msg("io_uring_enter: the kernel lost completions (out of memory)");
+    if (err == EAGAIN || err == ENOMEM || err == EBADR)
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    return err == EINTR || err == ETIME || err == EBUSY || err == EAGAIN || err == ENOMEM ||
+           err == EBADR;
+}
+
+/* A zeroed submission entry to fill in, published by ring_push(); when the
+ * queue is full, what it holds is submitted first, until the kernel takes
+ * some (it may be short of memory for a moment). */
 static inline struct io_uring_sqe *ring_sqe(ring_t *r)
 {
     unsigned tail = *r->sq_tail;
-    if (tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) > *r->sq_mask) {
-        if (ring_enter(r, 0, -1) != 0 && errno != EINTR)
-            return NULL;
-        if (tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) > *r->sq_mask)
-            return NULL;
+    while (tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) > *r->sq_mask) {
+        int err = ring_enter(r, 0, -1);
+        if (err && !ring_try_again(err))
+            errno = err, fatal("io_uring_enter: the kernel takes no more requests");
     }
     unsigned slot = tail & *r->sq_mask;
     struct io_uring_sqe *sqe = &r->sqes[slot];
     memset(sqe, 0, sizeof *sqe);
     r->sq_array[slot] = slot;
-    __atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-    r->to_submit++;
     return sqe;
+}
+
+/* The entry ring_sqe() gave is filled in: publish it (release: the kernel
+ * must see the entry before the tail that names it). */
+static inline void ring_push(ring_t *r)
+{
+    __atomic_store_n(r->sq_tail, *r->sq_tail + 1, __ATOMIC_RELEASE);
+    r->to_submit++;
 }
 
 /* ---- requests and completions ------------------------------------------ */
 
-/* A submission entry for op on fd, its completion tagged data. */
+/* A submission entry for op on fd, its completion tagged data; the caller
+ * fills in the rest and publishes it with ring_push(). */
 static inline struct io_uring_sqe *ring_request(ring_t *r, int op, int fd, uint64_t data)
 {
     struct io_uring_sqe *sqe = ring_sqe(r);
-    if (!sqe)
-        fatal("io_uring_enter: the kernel takes no more requests");
     sqe->opcode = (uint8_t)op;
     sqe->fd = fd;
     sqe->user_data = data;
@@ -161,15 +196,22 @@ static inline struct io_uring_sqe *ring_request(ring_t *r, int op, int fd, uint6
 static inline void ring_accept(ring_t *r, int fd, uint64_t data, bool multishot)
 {
     ring_request(r, IORING_OP_ACCEPT, fd, data)->ioprio = multishot ? IORING_ACCEPT_MULTISHOT : 0;
+    ring_push(r);
 }
 
-/* A receive into a buffer the kernel picks from group when data comes. */
-static inline void ring_recv_pooled(ring_t *r, int fd, uint64_t data, int group, bool multishot)
+/* A receive into a buffer the kernel picks from group when data comes. A
+ * multishot receive must give no length (6.0: EINVAL otherwise); a single
+ * one gives the buffer's: Linux 5.19 only shortens the length to the
+ * buffer's, so 0 would read 0 bytes, which looks like end of file. */
+static inline void ring_recv_pooled(ring_t *r, int fd, uint64_t data, int group, unsigned size,
+                                    bool multishot)
 {
     struct io_uring_sqe *sqe = ring_request(r, IORING_OP_RECV, fd, data);
     sqe->flags = IOSQE_BUFFER_SELECT;
     sqe->buf_group = (uint16_t)group;
     sqe->ioprio = multishot ? IORING_RECV_MULTISHOT : 0;
+    sqe->len = multishot ? 0 : size;
+    ring_push(r);
 }
 
 static inline void ring_send(ring_t *r, int fd, uint64_t data, const char *buf, size_t len,
@@ -179,11 +221,13 @@ static inline void ring_send(ring_t *r, int fd, uint64_t data, const char *buf, 
     sqe->addr = (uint64_t)(uintptr_t)buf;
     sqe->len = (uint32_t)len;
     sqe->msg_flags = (uint32_t)msg_flags;
+    ring_push(r);
 }
 
 static inline void ring_poll(ring_t *r, int fd, uint64_t data, unsigned events)
 {
     ring_request(r, IORING_OP_POLL_ADD, fd, data)->poll32_events = events;
+    ring_push(r);
 }
 
 /* Ask for requests on fd back (they complete with -ECANCELED): the one
@@ -194,6 +238,15 @@ static inline void ring_cancel(ring_t *r, int fd, uint64_t match, unsigned how, 
     struct io_uring_sqe *sqe = ring_request(r, IORING_OP_ASYNC_CANCEL, fd, data);
     sqe->cancel_flags = how;
     sqe->addr = match;
+    ring_push(r);
+}
+
+/* How many completions are there now. The loop takes only these in a turn:
+ * under load more keep coming while it handles them (its sends complete as
+ * they are submitted), and a stop, or an accept to re-arm, would wait. */
+static inline unsigned ring_ready(const ring_t *r)
+{
+    return __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE) - *r->cq_head;
 }
 
 /* Copy the next completion to *cqe and hand its slot back; false if none. */
@@ -205,12 +258,6 @@ static inline bool ring_next(ring_t *r, struct io_uring_cqe *cqe)
     *cqe = r->cqes[head & *r->cq_mask];
     __atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
     return true;
-}
-
-/* The pool buffer a receive completion names, in its flags. */
-static inline unsigned cqe_buffer(unsigned flags)
-{
-    return flags >> IORING_CQE_BUFFER_SHIFT;
 }
 
 static inline void ring_close(ring_t *r)
@@ -236,6 +283,18 @@ static inline void pool_give(buffer_pool_t *b, unsigned bid)
     slot->len = b->size;
     slot->bid = (unsigned short)bid;
     __atomic_store_n(&b->ring->tail, (unsigned short)(tail + 1), __ATOMIC_RELEASE);
+    b->free++;
+}
+
+/* The pool buffer a receive completion carries (IORING_CQE_F_BUFFER), now
+ * ours, or -1. Any result may carry one: on 5.19 an end of file or error
+ * after the kernel picked it, on 6.x a receive that ended in io-wq. */
+static inline int pool_take(buffer_pool_t *b, unsigned flags)
+{
+    if (!(flags & IORING_CQE_F_BUFFER))
+        return -1;
+    b->free--;
+    return (int)(flags >> IORING_CQE_BUFFER_SHIFT);
 }
 
 static inline char *pool_buffer(const buffer_pool_t *b, unsigned bid)

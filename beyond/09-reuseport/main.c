@@ -225,10 +225,13 @@ static void *run_loop(void *arg)
     if (epoll_fd < 0)
         fatal("epoll_create1");
 
-    /* The listener, and the stop pipe that wakes every loop on SIGINT/SIGTERM:
-     * its one byte is never read, so it stays readable for all (net.h). */
+    /* The listener; the stop pipe that wakes every loop on SIGINT/SIGTERM (its
+     * one byte is never read, so it stays readable for all: net.h); and this
+     * loop's bell, rung when another loop frees an fd while this one is paused
+     * at the limit (edge-triggered: reuseport.h reads it). */
     if (!set_interest(EPOLL_CTL_ADD, listen_fd, EPOLLIN) ||
-        !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN))
+        !set_interest(EPOLL_CTL_ADD, stop_pipe[0], EPOLLIN) ||
+        !set_interest(EPOLL_CTL_ADD, loop_bell(), EPOLLIN | EPOLLET))
         fatal("epoll_ctl");
     loop_is_ready();
     if (id == 0) {

@@ -12,7 +12,7 @@
  * Output: "PASS name" or "FAIL name: why" per check, then "N passed, N failed";
  * the exit status is non-zero if anything failed.
  */
-#define _DEFAULT_SOURCE /* sigaction, setitimer, F_DUPFD under -std=c11 */
+#define _DEFAULT_SOURCE /* sigaction, setitimer, F_DUPFD, syscall under -std=c11 */
 
 #include <sys/event.h>
 
@@ -20,12 +20,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +40,26 @@
 
 static char why[256]; /* reason for the current check's failure */
 static int tags[4];   /* distinct addresses to use as udata */
+
+/* ---- epoll_ctl, as a kernel short of memory answers it -------------------- */
+
+/*
+ * This program's own epoll_ctl(), which the shim calls instead of the C
+ * library's: the kernel's, except that while failing_adds holds an errno,
+ * EPOLL_CTL_ADD fails with it, as it does past fs.epoll.max_user_watches
+ * (ENOSPC) or short of kernel memory (ENOMEM). It counts the ADDs made.
+ * Each check runs in its own child, so these start at 0 in every check.
+ */
+static int failing_adds, adds_made;
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
+{
+    if (op == EPOLL_CTL_ADD && (adds_made++, failing_adds != 0)) {
+        errno = failing_adds;
+        return -1;
+    }
+    return (int)syscall(SYS_epoll_ctl, epfd, op, fd, event);
+}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -934,6 +957,110 @@ static int check_closed_fd(void)
     return 1;
 }
 
+/* 06-kqueue's watch(): both filters of fd in one call, one enabled and the
+ * other disabled, in the order it gives them (READ first). */
+static int switch_to(int kq, int fd, bool writing)
+{
+    struct kevent ch[2];
+    EV_SET(&ch[0], fd, EVFILT_READ, writing ? EV_DISABLE : EV_ENABLE, 0, 0, &tags[0]);
+    EV_SET(&ch[1], fd, EVFILT_WRITE, writing ? EV_ENABLE : EV_DISABLE, 0, 0, &tags[1]);
+    return kevent(kq, ch, 2, NULL, 0, NULL);
+}
+
+/*
+ * A connection switched from reading to writing and back, as 06-kqueue
+ * does, stays watched, also while epoll would refuse to add an fd (ENOSPC,
+ * ENOMEM): switching READ off before WRITE on leaves nothing enabled for a
+ * moment, and the switch must not take the fd out of epoll and back in.
+ */
+static int check_switch_keeps_watching(void)
+{
+    int sv[2], kq = kqueue();
+    struct kevent ev[4];
+    char byte;
+    if (kq < 0 || unix_pair(sv) < 0)
+        return fail("setup: %s", strerror(errno));
+    if (change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE, &tags[0]) != 0 ||
+        change(kq, sv[0], EVFILT_WRITE, EV_ADD | EV_DISABLE, &tags[1]) != 0)
+        return fail("EV_ADD: %s", strerror(errno));
+    for (int round = 0; round < 4; round++) {
+        failing_adds = round % 2 == 0 ? ENOSPC : ENOMEM;
+        adds_made = 0;
+        if (switch_to(kq, sv[0], true) != 0)
+            return fail("round %d: the switch to writing failed: %s", round, strerror(errno));
+        int n = wait_events(kq, ev, 4, 1000);
+        if (n != 1 || ev[0].filter != EVFILT_WRITE)
+            return fail("round %d: after the switch to writing, %d kevents (want WRITE)", round, n);
+        if (send_bytes(sv[1], 1) < 0 || switch_to(kq, sv[0], false) != 0)
+            return fail("round %d: the switch back to reading failed: %s", round,
+                        strerror(errno));
+        n = wait_events(kq, ev, 4, 1000);
+        if (n != 1 || ev[0].filter != EVFILT_READ || read(sv[0], &byte, 1) != 1)
+            return fail("round %d: after the switch to reading, %d kevents (want READ)", round, n);
+        if (adds_made != 0)
+            return fail("round %d: %d epoll ADDs to switch a watched fd (want none)", round,
+                        adds_made);
+    }
+    return 1;
+}
+
+/* A listener whose READ is disabled (06-kqueue's pause at the fd limit) and
+ * enabled again is watched again, however short of memory epoll is. */
+static int check_paused_listener_comes_back(void)
+{
+    struct sockaddr_in addr;
+    struct kevent ev[2];
+    int kq = kqueue(), lfd = tcp_listener(&addr), client = socket(AF_INET, SOCK_STREAM, 0);
+    if (kq < 0 || lfd < 0 || client < 0)
+        return fail("setup: %s", strerror(errno));
+    if (change(kq, lfd, EVFILT_READ, EV_ADD, NULL) != 0)
+        return fail("EV_ADD: %s", strerror(errno));
+    failing_adds = ENOSPC;
+    if (change(kq, lfd, EVFILT_READ, EV_DISABLE, NULL) != 0)
+        return fail("EV_DISABLE: %s", strerror(errno));
+    if (connect(client, (struct sockaddr *)&addr, sizeof addr) < 0)
+        return fail("connect: %s", strerror(errno));
+    if (wait_events(kq, ev, 2, 50) != 0)
+        return fail("a disabled listener reported a client");
+    if (change(kq, lfd, EVFILT_READ, EV_ENABLE, NULL) != 0)
+        return fail("EV_ENABLE with epoll ADDs failing: %s", strerror(errno));
+    if (wait_events(kq, ev, 2, 1000) != 1 || ev[0].ident != (uintptr_t)lfd)
+        return fail("the listener is not watched again after EV_ENABLE");
+    return 1;
+}
+
+/* One thread waits in its kqueue while another makes kqueues, which grows
+ * (moves) the shim's table of them. Under ThreadSanitizer (the tsan build
+ * runs this test too) a table read and moved without a lock is a report. */
+#define MORE_KQUEUES 300
+
+static void *wait_in_turn(void *arg)
+{
+    struct kevent ev;
+    for (int i = 0; i < 20000; i++)
+        if (kevent(*(int *)arg, NULL, 0, &ev, 1, &(struct timespec){0, 0}) < 0)
+            return (void *)1;
+    return NULL;
+}
+
+static int check_kqueues_from_threads(void)
+{
+    int kq = kqueue(), made[MORE_KQUEUES];
+    pthread_t waiter;
+    void *failed = NULL;
+    if (kq < 0 || pthread_create(&waiter, NULL, wait_in_turn, &kq) != 0)
+        return fail("setup: %s", strerror(errno));
+    int n = 0;
+    while (n < MORE_KQUEUES && (made[n] = kqueue()) >= 0)
+        n++;
+    pthread_join(waiter, &failed);
+    for (int i = 0; i < n; i++)
+        close(made[i]);
+    if (n < MORE_KQUEUES)
+        return fail("kqueue() number %d: %s", n + 1, strerror(errno));
+    return failed ? fail("kevent() failed in the waiting thread") : 1;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* Wait for the child, killing it after CHECK_LIMIT_MS; its wait status, or -1. */
@@ -1022,6 +1149,10 @@ static const struct {
     {"bad kqueue, closed or huge fd, bad timeout", check_bad_arguments},
     {"a failed EV_ADD leaves nothing behind", check_failed_add_leaves_nothing},
     {"a closed fd is EBADF before ENOENT, and forgotten", check_closed_fd},
+    {"read <-> write switches keep the fd watched, epoll ADD failing", check_switch_keeps_watching},
+    {"a disabled listener enabled again is watched, epoll ADD failing",
+     check_paused_listener_comes_back},
+    {"kqueues made in one thread while another waits in its own", check_kqueues_from_threads},
 };
 
 int main(void)

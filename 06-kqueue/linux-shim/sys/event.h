@@ -23,6 +23,8 @@
  * Header-only: every function is static inline, so the ones a program does not
  * call cost nothing and do not trip -Werror. Each .c file that includes it has
  * its own copy of the state, so use a kqueue from the file that created it.
+ * Threads may make and use kqueues at the same time (the table of kqueues is
+ * locked), each kqueue from one thread at a time.
  */
 #ifndef LADDER_KQUEUE_SHIM_H
 #define LADDER_KQUEUE_SHIM_H
@@ -41,6 +43,7 @@
 #include <unistd.h>
 #include <linux/sockios.h> /* SIOCOUTQ */
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -83,6 +86,7 @@ struct kq_shim_fd {
     unsigned enabled;   /* KQ_SHIM_* bits: pairs that exist and report */
     unsigned delivered; /* KQ_SHIM_* bits: returned by the kevent() call under way */
     unsigned clear;     /* KQ_SHIM_* bits: pairs added with EV_CLEAR */
+    int in_epoll;       /* the fd is in epoll's list (from its first pair to its last) */
 };
 
 /* A kevent epoll reported that did not fit in the caller's eventlist. */
@@ -104,16 +108,32 @@ struct kq_shim {
 };
 
 /* All kqueues of this program, indexed by their epoll fd. A static pointer
- * keeps them reachable, so leak checkers see nothing lost at exit. */
+ * keeps them reachable, so leak checkers see nothing lost at exit. Threads
+ * may make kqueues while others wait in theirs (loadgen's workers each have
+ * one), and kqueue() may move the table to grow it: so the table is read and
+ * changed under a lock, held only to look up or store one entry (not for
+ * the wait). One kqueue's own state is its caller's: use it from one thread
+ * at a time. */
 struct kq_shim_registry {
     struct kq_shim **kqs;
     int n;
+    pthread_mutex_t lock;
 };
 
 static inline struct kq_shim_registry *kq_shim_registry(void)
 {
-    static struct kq_shim_registry registry;
+    static struct kq_shim_registry registry = {.lock = PTHREAD_MUTEX_INITIALIZER};
     return &registry;
+}
+
+/* The kqueue numbered kq, or NULL. */
+static inline struct kq_shim *kq_shim_find(int kq)
+{
+    struct kq_shim_registry *r = kq_shim_registry();
+    pthread_mutex_lock(&r->lock);
+    struct kq_shim *st = kq >= 0 && kq < r->n ? r->kqs[kq] : NULL;
+    pthread_mutex_unlock(&r->lock);
+    return st;
 }
 
 /* Return `array` (of *n elements of `size` bytes) grown to hold index `want`,
@@ -144,48 +164,69 @@ static inline int kqueue(void)
     if (kq < 0)
         return -1;
     struct kq_shim_registry *r = kq_shim_registry();
+    pthread_mutex_lock(&r->lock);
     struct kq_shim **kqs = kq_shim_grow(r->kqs, &r->n, kq, sizeof *kqs);
-    struct kq_shim *st = kqs != NULL ? calloc(1, sizeof *st) : NULL;
+    struct kq_shim *st = kqs != NULL ? calloc(1, sizeof *st) : NULL, *old = NULL;
     if (kqs != NULL)
         r->kqs = kqs;
+    if (st != NULL) {
+        old = r->kqs[kq]; /* a recycled number must not inherit a closed kqueue's pairs */
+        r->kqs[kq] = st;
+    }
+    pthread_mutex_unlock(&r->lock);
     if (st == NULL) {
         close(kq);
         errno = ENOMEM;
         return -1;
     }
-    /* A recycled fd number must not inherit a closed kqueue's registrations. */
-    if (r->kqs[kq] != NULL) {
-        free(r->kqs[kq]->fds);
-        free(r->kqs[kq]);
+    if (old != NULL) {
+        free(old->fds);
+        free(old);
     }
-    r->kqs[kq] = st;
     return kq;
 }
 
-/* Make epoll's one registration per fd match the merged interest. An fd is in
- * epoll only while some filter is enabled: epoll(7) reports EPOLLHUP and
- * EPOLLERR even for an empty mask, which would wake a disabled pair. EV_CLEAR
- * is EPOLLET: epoll then reports the fd when it becomes ready again, as
- * kqueue reports a cleared pair when its state changes. */
-static inline int kq_shim_sync(int kq, int fd, unsigned was, unsigned now, int clear)
+/*
+ * Make epoll's one registration per fd match the merged interest. The fd
+ * joins epoll with its first pair (EV_ADD, the one change that may need
+ * memory: ENOMEM, or ENOSPC past fs.epoll.max_user_watches) and leaves it
+ * with its last (EV_DELETE); in between, enabling and disabling are
+ * EPOLL_CTL_MOD, which allocates nothing, so a connection switched from
+ * reading to writing (READ disabled, then WRITE enabled: nothing enabled
+ * for a moment) can never drop out of epoll half way. With nothing
+ * enabled, the mask is empty but for EPOLLONESHOT: epoll(7) reports
+ * EPOLLHUP and EPOLLERR even for an empty mask, and one-shot disarms the fd
+ * after one such report, so a disabled pair on a hung-up socket wakes the
+ * wait at most once (kevent() then waits again) instead of at every call.
+ * EV_CLEAR is EPOLLET: epoll then reports the fd when it becomes ready
+ * again, as kqueue reports a cleared pair when its state changes.
+ */
+static inline int kq_shim_sync(int kq, int fd, struct kq_shim_fd *f)
 {
     struct epoll_event ev = {.data.fd = fd};
-    ev.events = ((now & KQ_SHIM_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
-                ((now & KQ_SHIM_WRITE) ? EPOLLOUT : 0u) | (clear ? EPOLLET : 0u);
-    if (now == 0) {
-        if (was == 0 || epoll_ctl(kq, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT)
-            return 0; /* ENOENT: closed, number reused, and epoll forgot it */
+    ev.events = ((f->enabled & KQ_SHIM_READ) ? EPOLLIN | EPOLLRDHUP : 0u) |
+                ((f->enabled & KQ_SHIM_WRITE) ? EPOLLOUT : 0u);
+    if (ev.events == 0)
+        ev.events = EPOLLONESHOT;
+    else if (f->clear != 0)
+        ev.events |= EPOLLET;
+    if (f->added == 0) {
+        if (!f->in_epoll || epoll_ctl(kq, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT)
+            return f->in_epoll = 0; /* ENOENT: closed, number reused, and epoll forgot it */
         return errno;
     }
-    int op = was != 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(kq, op, fd, &ev) == 0)
-        return 0;
-    /* EEXIST / ENOENT: epoll's view differs from ours (an fd was closed
-     * without EV_DELETE, and epoll(7) dropped it); the other operation fixes it. */
-    if (errno != (op == EPOLL_CTL_ADD ? EEXIST : ENOENT))
-        return errno;
-    op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    return epoll_ctl(kq, op, fd, &ev) == 0 ? 0 : errno;
+    int op = f->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(kq, op, fd, &ev) != 0) {
+        /* EEXIST / ENOENT: epoll's view differs from ours (an fd was closed
+         * without EV_DELETE, and epoll(7) dropped it); the other operation fixes it. */
+        if (errno != (op == EPOLL_CTL_ADD ? EEXIST : ENOENT))
+            return errno;
+        op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (epoll_ctl(kq, op, fd, &ev) != 0)
+            return errno;
+    }
+    f->in_epoll = 1;
+    return 0;
 }
 
 /* Apply one change; 0 or an errno for EV_ERROR. As in kqueue(2), the pair
@@ -247,9 +288,10 @@ static inline int kq_shim_apply(int kq, struct kq_shim *st, const struct kevent 
     }
     /* Skip the syscall when epoll already matches; EV_ADD always tells it,
      * which also repairs an fd closed without EV_DELETE and reused. */
-    if (f->enabled == saved.enabled && !(ch->flags & EV_ADD))
+    if (f->enabled == saved.enabled && (f->added != 0) == (saved.added != 0) &&
+        !(ch->flags & EV_ADD))
         return 0;
-    int err = kq_shim_sync(kq, fd, saved.enabled, f->enabled, f->clear != 0);
+    int err = kq_shim_sync(kq, fd, f);
     if (err == EBADF)
         memset(f, 0, sizeof *f); /* closed without EV_DELETE: the BSDs forgot it at close() */
     else if (err != 0)
@@ -362,11 +404,20 @@ static inline int kq_shim_timeout_ms(const struct timespec *ts)
     return (int)((long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
 }
 
+/* Now in ms, by C11's clock (the includer may not ask for POSIX's
+ * clock_gettime()); it only bounds the rare second wait below, which never
+ * waits longer than the first. */
+static inline long long kq_shim_now_ms(void)
+{
+    struct timespec now;
+    timespec_get(&now, TIME_UTC);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
                          struct kevent *eventlist, int nevents, const struct timespec *timeout)
 {
-    struct kq_shim_registry *r = kq_shim_registry();
-    struct kq_shim *st = kq >= 0 && kq < r->n ? r->kqs[kq] : NULL;
+    struct kq_shim *st = kq_shim_find(kq);
     if (st == NULL) {
         errno = EBADF;
         return -1;
@@ -410,15 +461,27 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
      * what it could not return for the next call: so does the shim, and then
      * the wait does not block, since there is something to return. */
     int out = kq_shim_take_pending(st, eventlist, nevents);
-    if (out < nevents) {
+    int wait_ms = out > 0 ? 0 : kq_shim_timeout_ms(timeout);
+    long long deadline = wait_ms > 0 ? kq_shim_now_ms() + wait_ms : 0;
+    while (out < nevents) {
         struct epoll_event ready[KQ_SHIM_BATCH];
-        int room = nevents - out, n;
-        n = epoll_wait(kq, ready, room < KQ_SHIM_BATCH ? room : KQ_SHIM_BATCH,
-                       out > 0 ? 0 : kq_shim_timeout_ms(timeout));
+        int room = nevents - out;
+        int n = epoll_wait(kq, ready, room < KQ_SHIM_BATCH ? room : KQ_SHIM_BATCH, wait_ms);
         if (n < 0 && out == 0)
             return -1; /* EINTR included: kevent(2) is not restarted either */
         for (int i = 0; i < n; i++)
             out += kq_shim_split(st, &ready[i], eventlist + out, nevents - out);
+        /* Woken only by a disabled fd's one hang-up report (kq_shim_sync):
+         * nothing to return, so wait again, for what is left of the time. */
+        if (n <= 0 || out > 0 || wait_ms == 0)
+            break;
+        if (wait_ms > 0) { /* what is left of it, never more than it was */
+            long long left = deadline - kq_shim_now_ms();
+            if (left <= 0)
+                break;
+            if (left < wait_ms)
+                wait_ms = (int)left;
+        }
     }
     for (int i = 0; i < out; i++) /* ready for the next call */
         st->fds[eventlist[i].ident].delivered = 0;
