@@ -597,7 +597,6 @@ typedef struct {
  * work for 10 000 processes shows there as no task's, 20 to 45 % on a
  * quiet host, so such windows are judged by steal and the client's wait.
  */
-#define CONTENDED_PCT 10.0
 
 static void cpu_window_start(cpu_window_t *w, const options_t *o)
 {
@@ -653,16 +652,16 @@ static void cpu_window_end(cpu_window_t *w, const options_t *o)
 }
 
 /* Whether someone else had the measured CPUs; false when it cannot be told. */
-static bool contended(const cpu_window_t *w)
+static bool contended(const cpu_window_t *w, double bound)
 {
     double foreign = isnan(w->foreign_pct) || w->server_procs > 1 ? 0 : w->foreign_pct;
     double steal = isnan(w->steal_pct) ? 0 : w->steal_pct;
     double waited = isnan(w->client_delay_ms) ? 0 : w->client_delay_ms;
-    return foreign + steal > CONTENDED_PCT || 100.0 * waited / w->wall_ms > CONTENDED_PCT;
+    return foreign + steal > bound || 100.0 * waited / w->wall_ms > bound;
 }
 
 /* The host around the window (see cpu_window_t); every key null where unknown. */
-static void report_host(report_t *r, const cpu_window_t *w, int retries)
+static void report_host(report_t *r, const cpu_window_t *w, int retries, double bound)
 {
     bool known = !isnan(w->foreign_pct) || !isnan(w->steal_pct);
     report_count_or_null(r, "host_cpus", known ? w->host_cpus : -1);
@@ -671,10 +670,10 @@ static void report_host(report_t *r, const cpu_window_t *w, int retries)
     report_num(r, "server_run_delay_ms", w->server_delay_ms, 3);
     report_num(r, "client_run_delay_ms", w->client_delay_ms, 3);
     if (known)
-        report_bool(r, "contended", contended(w));
+        report_bool(r, "contended", contended(w, bound));
     else
         report_null(r, "contended");
-    report_num(r, "contended_bound_pct", CONTENDED_PCT, 1);
+    report_num(r, "contended_bound_pct", bound, 1);
     report_int(r, "contended_retries", retries);
 }
 
@@ -839,7 +838,7 @@ static void print_c10k_row(const options_t *o, const c10k_setup_t *setup, const 
     report_fairness(&r, s);
     report_cpu(&r, cpu, s);
     report_switches(&r, cpu, s->n.round_trips);
-    report_host(&r, cpu, retries);
+    report_host(&r, cpu, retries, o->contended_pct);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
     if (o->rate_count > 1) /* a sweep: rows of a series, one header (CSV, table) */
@@ -912,7 +911,7 @@ static int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
             crew_sum(crew, &sum);
             pool_t now = as_pool(&sum);
             if (!measured || sum.timed_out || run_error(&now, o, n) != NULL ||
-                !contended(&cpu) || retries == o->retry_contended)
+                !contended(&cpu, o->contended_pct) || retries == o->retry_contended)
                 break;
             retries++;
             fprintf(stderr, "loadgen: note: the window at %.0f msgs/s was contended (%.1f%% of "

@@ -72,6 +72,8 @@ static const char HELP[] =
     "  --retry-contended N  c10k: a window whose CPUs were busy with other work or\n"
     "                    stolen by the hypervisor (\"contended\") is run again, up to\n"
     "                    N times (0)\n"
+    "  --contended-pct P the share of the CPUs' time (or of the client's wait) above\n"
+    "                    which a window is contended (10; 100: never)\n"
     "  --rate R          c10k: offer R messages per second in total (open loop);\n"
     "                    R1,R2,... sweeps: one window and one result per rate, on the\n"
     "                    same connections, stopping after the first rate the server\n"
@@ -91,7 +93,7 @@ static const char HELP[] =
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
        OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS, OPT_SERVER_CGROUP,
-       OPT_RETRY_CONTENDED };
+       OPT_RETRY_CONTENDED, OPT_CONTENDED_PCT };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -108,6 +110,7 @@ static const struct option LONG_OPTIONS[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP},
     {"retry-contended", required_argument, NULL, OPT_RETRY_CONTENDED},
+    {"contended-pct", required_argument, NULL, OPT_CONTENDED_PCT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -127,6 +130,7 @@ static unsigned modes_of(int opt)
     case OPT_SIZE:
     case OPT_SERVER_PID:
     case OPT_SERVER_CGROUP:
+    case OPT_CONTENDED_PCT:
     case OPT_ALLOW_REFUSED: return measuring;
     default: return MODE_STALL | measuring;
     }
@@ -180,6 +184,17 @@ static double parse_seconds(const char *s, double min, const char *what)
     double v = strtod(s, &end);
     if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < min || v > MAX_SECONDS)
         usage_error("bad %s '%s' (want seconds, %g to %g)", what, s, min, MAX_SECONDS);
+    return v;
+}
+
+/* A share in percent, more than 0, at most 100. */
+static double parse_percent(const char *s, const char *what)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v <= 0 || v > 100)
+        usage_error("bad %s '%s' (want a percentage, more than 0, at most 100)", what, s);
     return v;
 }
 
@@ -298,6 +313,7 @@ static void apply_option(options_t *o, int opt, const char *arg)
     case OPT_RETRY_CONTENDED:
         o->retry_contended = (int)parse_long(arg, 0, 5, "--retry-contended");
         break;
+    case OPT_CONTENDED_PCT: o->contended_pct = parse_percent(arg, "--contended-pct"); break;
     }
 }
 
@@ -329,6 +345,8 @@ static void check_and_complete(options_t *o)
                     o->connections);
     if (o->duration_s == 0)
         o->duration_s = o->mode == MODE_C10K ? 5 : 3;
+    if (o->contended_pct == 0)
+        o->contended_pct = CONTENDED_PCT;
     if (o->timeout_s == 0)
         o->timeout_s = TIMEOUT_SLACK_S + planned_seconds(o);
 }

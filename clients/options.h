@@ -17,6 +17,7 @@
 #define MAX_RATES 32 /* steps of one --rate sweep */
 #define MAX_CPUS 64  /* CPUs in one --cpu list */
 #define MAX_THREADS 64 /* --threads: c10k's event loops */
+#define CONTENDED_PCT 10.0 /* --contended-pct's default: see loadgen.c's contended() */
 
 typedef enum { MODE_STALL = 1, MODE_C10K = 2, MODE_SCAN = 4, MODE_HOLD = 8 } run_mode_t;
 
@@ -39,6 +40,7 @@ typedef struct {
     long server_pid;            /* --server-pid; 0: not given */
     const char *server_cgroup;  /* --server-cgroup: its cpuacct cgroup (Linux), or NULL */
     int retry_contended;        /* --retry-contended (c10k): re-runs of a contended window */
+    double contended_pct;       /* --contended-pct: the bound a contended window passes (10) */
     int cpu;                    /* --cpu; -1: not pinned (the first CPU of a list) */
     int cpus[MAX_CPUS];         /* --cpu N,M,...: c10k's workers go round them */
     int cpu_count;

@@ -808,9 +808,10 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
     # Nothing shown at all: a host too busy is a measurement not made (see
     # the report's contention line); a client or a sweep too short, a skip.
     if (!shown_n && WHY == "" && MIS == "") {
-        t = "no rung's wall showed on the server's side (" substr(unmeasured, 3) \
-            ": client-bound, contended or past the sweep before it)"
-        if (text ~ /contended before the wall/) why(t); else skip(t)
+        t = "no rung's wall showed on the server's side (" substr(unmeasured, 3) ": "
+        if (text ~ /contended before the wall/) why(t "contended before it)")
+        else if (text ~ /client-bound before the wall/) skip(t "client-bound before it)")
+        else skip(t "every sweep ended before its wall)")
     }
     verdict("walls", !bad, sprintf("capacity = the highest offered rate kept up with (>= %s of " \
         "it achieved) with a p%s service time <= %s us, below the first step the server failed; " \

@@ -35,9 +35,10 @@ R=$WORK/results
 [ "$(wc -l <"$R/verdicts.tsv" 2>/dev/null)" -eq 11 ] 2>/dev/null || fail "expected 11 verdict lines"
 [ ! -s "$WORK/called" ] || fail "GNU-only tools were called: $(cat "$WORK/called")"
 
-# The reasons the portable path may give for leaving a claim unmeasured:
+# The reasons the portable path may give for leaving a claim unmeasured
+# (and, for the smoke run's two light rates, sweeps that end before any wall):
 # what the platform lacks, or an optional tool.
-PLATFORM_REASONS='no server figures on this platform|epoll is Linux-only|libuv not found|left out \(YARDSTICK=0\)|has no --rate|busy-poll.patch missing|git not found'
+PLATFORM_REASONS='every sweep ended before its wall|no server figures on this platform|epoll is Linux-only|libuv not found|left out \(YARDSTICK=0\)|has no --rate|busy-poll.patch missing|git not found'
 while IFS="$(printf '\t')" read -r claim outcome text class; do
     case $class in
     ok) ;;
