@@ -259,7 +259,8 @@ report_settings() {
 - Load curves, open loop: \`c10k -n N --rate $CURVE_RATES --duration $CURVE_DURATION
   --threads $CLIENT_THREADS\` (one window per rate on the same connections, each drained before
   the next, the sweep stopping after the first rate it fell behind at) at N = $CURVE_NS
-  (04-select at $CURVE_N_SELECT; rates below ${CURVE_HEAVY_FROM:-0} only for ${CURVE_LIGHT_RUNGS:-every rung}),
+  (04-select at $CURVE_N_SELECT; rates below ${CURVE_HEAVY_FROM:-0} only for
+  ${CURVE_LIGHT_RUNGS:-every rung}),
   $CURVE_REPS sweep(s) per rung in a random order, windows found contended run again up to
   ${CURVE_RETRIES:-0} times, then $KNEE_REPS bisection rounds of each knee bracketed on the
   server's side (its three inner rates at about x1.19, the rungs in a new random order each
