@@ -39,8 +39,9 @@ set +a
 KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
 : "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
 : "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}" "${CURVE_RETRIES:=0}" "${KNEE_REPS:=0}"
+: "${HEADROOM_RUNGS:=}" "${HEADROOM_QUOTAS:=}" "${HEADROOM_STATUS:=}" "${QUOTA_US:=}"
 export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
-export SKIP_RUNGS SKIP_WHY
+export SKIP_RUNGS SKIP_WHY HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS
 export MEM_KEY YARD_RUNG SERVER_FIGURES BEYOND_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS
 REPORT_OUT=$RESULTS
 export REPORT_OUT
@@ -213,6 +214,7 @@ ${PIN_TEXT:-Pinning: server and loadgen pinned with taskset, as the settings bel
 Measured at commit ${M_COMMIT:-unknown}.
 Host before the run: ${HOST_TEXT:-not recorded}.
 Server CPU: ${CGROUP_TEXT:-summed over its processes}.
+DAMON's page monitors: ${DAMON_TEXT:-not recorded}.
 Contention in the load curves: $(contention_summary).
 $([ -n "$SKIPPED_TOOLS" ] && printf 'Skipped: %s\n' "$SKIPPED_TOOLS")
 $waited
@@ -223,7 +225,8 @@ EOF
 # and still found contended (their JSON lines: contended, contended_retries).
 contention_summary() {
     local f
-    for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
+    for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl "$RAW"/headroom.jsonl \
+        "$RAW"/headroom_knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
         /"contended_retries":/ { steps++; r = $0; sub(/.*"contended_retries":/, "", r)
             if (r + 0 > 0) retried++
             if ($0 ~ /"contended":true/) { still++
@@ -367,6 +370,20 @@ $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_
     ctx_switches_per_msg="context switches per msg there")
 
 Beyond the ladder, beside 07-epoll: $(finding beyond).
+
+Headroom: on two cores the client costs about what an O(ready) loop does per message, so those
+knees lie beyond it. These rungs were swept again, doubling and then bisected as above, with the
+server held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QUOTA_US:-?} µs of
+CPU per period of 100/quota times that), where the knee is within the client's reach. A server out of
+quota waits for its next period, up to 3 ms at 25%: under a quota the objective allows that wait on
+top of its 2 ms. A knee scales to a full core only if the cost per
+message does not change with the rate: a figure at a full core is given only where the two highest
+quotas agree, scaled, within one bisection step. $(finding headroom).
+
+$(md headroom_capacity.csv rung=rung quota_pct="quota (% of a core)" n=N \
+    capacity_msgs_per_s="capacity (msg/s)" capacity_min=min capacity_max=max repeats=repeats \
+    at_least="at least" why=why per_core_msgs_per_s="per full core (msg/s)" per_core_min=min \
+    per_core_max=max)
 
 09-reuseport against 07-epoll: $(finding reuseport).
 

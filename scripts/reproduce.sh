@@ -7,6 +7,8 @@
 #   scripts/reproduce.sh --quick    fewer repetitions, smaller N (under 2 minutes)
 #   scripts/reproduce.sh --smoke    tiny counts, one run each (under 40 s): the
 #                                   path, not the figures (the test suite runs it)
+#   scripts/reproduce.sh --keep-damon   leave DAMON's page monitors running (they
+#                                   are paused for the run: see damon_pause)
 #   scripts/reproduce.sh --reference    the default run, then its report, tables,
 #                                   verdicts, settings and plots copied to
 #                                   docs/reference/: the figures every document
@@ -77,16 +79,19 @@ QUICK=0
 SMOKE=0
 FULL=0
 REFERENCE=0
+KEEP_DAMON=0
 for arg in "$@"; do
     case "$arg" in
     --full) FULL=1 ;;
+    --keep-damon) KEEP_DAMON=1 ;;
     --reference) REFERENCE=1 ;;
     --quick) QUICK=1 ;;
     --smoke) SMOKE=1 ;;
     -h | --help) usage; exit 0 ;;
     *)
         echo "reproduce.sh: unknown argument '$arg'" >&2
-        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference] [-h]" >&2
+        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference]" \
+            "[--keep-damon] [-h]" >&2
         exit 2
         ;;
     esac
@@ -190,6 +195,15 @@ CURVE_RETRIES=2
 # swept KNEE_REPS times, the rungs in a new random order each round; the
 # capacity is the median over the rounds, with its range.
 KNEE_REPS=3
+# The headroom sweeps: on two cores loadgen costs about what the server
+# does per message, so the O(ready) loops' knee lies beyond the client.
+# These rungs are swept again (doubling, then the knees' bisection) with
+# the server held to each HEADROOM_QUOTAS percent of its CPU (a cgroup
+# bandwidth quota, quota_set in bench.sh): at half a core the knee is
+# within the client's reach. The reporter scales each knee back to a full
+# core and gives it only where the quotas agree (it scales linearly).
+HEADROOM_RUNGS="07-epoll 08-io_uring"
+HEADROOM_QUOTAS="50 25"
 # The host before the run: its CPUs' busy share over HOST_SAMPLE_S seconds
 # (everything is someone else's then). --reference refuses a host busier
 # than HOST_QUIET_PCT.
@@ -217,11 +231,14 @@ if [ "$QUICK" -eq 1 ]; then
     CURVE_NS=2000
     CURVE_RATES="1000,4000,16000,64000"
     KNEE_REPS=1
+    HEADROOM_QUOTAS=50
     YARD_PAIRS=4
 fi
 if [ "$FULL" -eq 1 ]; then
     C10K_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
     CURVE_LIGHT_RUNGS="04-select $CURVE_RUNGS $BEYOND_RUNGS uv-echo"
+    HEADROOM_RUNGS="06-kqueue 07-epoll $BEYOND_RUNGS uv-echo"
+    HEADROOM_QUOTAS="75 50 25"
     CURVE_NS="100 1000 10000"
     CURVE_REPS=3
     YARD_PAIRS=20
@@ -246,6 +263,8 @@ if [ "$SMOKE" -eq 1 ]; then
     CURVE_RATES="500,2000"
     CURVE_DURATION=0.5
     KNEE_REPS=1
+    HEADROOM_RUNGS=07-epoll
+    HEADROOM_QUOTAS=50
     HOST_SAMPLE_S=0.2
     YARD_PAIRS=2
     YARD_N=200
@@ -681,16 +700,35 @@ measure_c10k() {
 # rungs interleaved rep by rep, server on its CPU and loadgen's threads on
 # the others.
 measure_curves() {
-    local rep n rung order
+    local rep n rung order headroom
     if [ -n "$CURVE_STATUS" ]; then log "curves: not measured: $CURVE_STATUS"; return 0; fi
+    headroom=$(headroom_list)
+    HEADROOM_STATUS=""
+    [ -n "$QUOTA_CGROUP" ] || HEADROOM_STATUS="no cpu cgroup here to hold a server to a quota" \
+        "(Linux, as root)"
     for rep in $(seq 1 "$CURVE_REPS"); do
         for n in $CURVE_NS; do
-            order=$(shuffled "curves$rep$n" 04-select $CURVE_RUNGS)
+            # shellcheck disable=SC2086 # lists of words
+            order=$(shuffled "curves$rep$n" 04-select $CURVE_RUNGS \
+                $([ "$n" = "${CURVE_NS##* }" ] && echo $headroom))
             log "curves: round $rep at $n connections, in the order $order"
             for rung in $order; do
                 curve "$rung" "$n" "$rep"
             done
         done
+    done
+}
+
+# headroom_list: the headroom sweeps (see HEADROOM_RUNGS), one "RUNG@PCT" a
+# line, for the rungs on this run's curves, where a cpu cgroup can hold a
+# server to a quota (QUOTA_CGROUP, bench.sh's cgroup_init).
+headroom_list() {
+    local rung q
+    [ -n "$QUOTA_CGROUP" ] || return 0
+    for rung in $HEADROOM_RUNGS; do
+        case " $CURVE_RUNGS " in *" $rung "*) ;; *) continue ;; esac
+        skipped "$rung" && continue
+        for q in $HEADROOM_QUOTAS; do echo "$rung@$q"; done
     done
 }
 
@@ -709,11 +747,12 @@ shuffled() {
 # itself judges by), one run per rung and round, the rungs in a new random
 # order each round.
 measure_knees() {
-    local rep rung cn lo hi rates brackets order
+    local rep rung cn lo hi rates brackets order quota file tags
     [ -z "$CURVE_STATUS" ] && [ "$KNEE_REPS" -gt 0 ] && [ -s "$RAW/curves.jsonl" ] || return 0
     brackets=$(REPORT_MODE=brackets CURVE_RUNGS="$CURVE_RUNGS" CURVE_NS="$CURVE_NS" \
-        CURVE_N_SELECT="$CURVE_N_SELECT" PLATFORM="$PLATFORM" \
-        awk -f "$ROOT/scripts/lib/report.awk" "$RAW/curves.jsonl")
+        CURVE_N_SELECT="$CURVE_N_SELECT" PLATFORM="$PLATFORM" QUOTA_US="$QUOTA_US" \
+        HEADROOM_SWEEPS="$(headroom_list | tr '\n' ' ')" awk -f "$ROOT/scripts/lib/report.awk" \
+        "$RAW/curves.jsonl" $([ -s "$RAW/headroom.jsonl" ] && echo "$RAW/headroom.jsonl"))
     if [ -z "$brackets" ]; then
         log "knees: no rung's knee was bracketed on the server's side: nothing to bisect"
         return 0
@@ -729,9 +768,14 @@ EOF_KNEE
             rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
                 printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
             log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
-            LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/knees.jsonl" \
-                "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" 120 "$rung" "$C10K_SERVER_CPU" \
-                c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
+            quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
+            case $rung in *@*)
+                quota=${rung#*@} rung=${rung%@*} file=headroom_knees
+                tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep" ;;
+            esac
+            SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
+                "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
+                --duration "$CURVE_DURATION" \
                 --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
         done
     done
@@ -740,7 +784,8 @@ EOF_KNEE
 # curve RUNG N REP: one sweep of the rates at N connections (04-select:
 # below FD_SETSIZE, swept once, at the largest N).
 curve() {
-    local rung=$1 cn=$2 rep=$3 tags rates
+    local rung=$1 cn=$2 rep=$3 tags rates quota="" file=curves
+    case $rung in *@*) quota=${rung#*@} rung=${rung%@*} file=headroom ;; esac
     if [ "$rung" = 04-select ]; then
         [ "$cn" = "${CURVE_NS##* }" ] || return 0
         [ "$cn" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
@@ -751,16 +796,17 @@ curve() {
     fi
     cn=$(sized "$rung" "$cn")
     tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
+    [ -n "$quota" ] && tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep"
     rates=$CURVE_RATES
-    case " $CURVE_LIGHT_RUNGS " in
-    *" $rung "*) ;;
-    *) rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '$1 + 0 >= f' |
-        awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 } END { print "" }') ;;
-    esac
+    # The light steps only where a verdict reads them (never under a quota).
+    case " $CURVE_LIGHT_RUNGS " in *" $rung "*) [ -z "$quota" ] ;; *) false ;; esac ||
+        rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '$1 + 0 >= f' |
+            awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 } END { print "" }')
     [ -n "$rates" ] || rates=$CURVE_RATES
     log "curve: $rung, $cn connections, $rates msgs/s, ${CURVE_DURATION}s each" \
-        "(run $rep/$CURVE_REPS)"
-    LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/curves.jsonl" "$tags" 120 "$rung" \
+        "(run $rep/$CURVE_REPS${quota:+; the server held to $quota% of its CPU})"
+    SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" "$tags" \
+        120 "$rung" \
         "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
         --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
 }
@@ -932,7 +978,10 @@ write_settings() {
         SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
-        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS CURVE_HEAVY_FROM HOST_BUSY HOST_STEAL HOST_TEXT HOST_QUIET_PCT CGROUP_TEXT \
+        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS CURVE_HEAVY_FROM \
+        HOST_BUSY HOST_STEAL HOST_TEXT \
+        HOST_QUIET_PCT CGROUP_TEXT DAMON_TEXT HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS \
+        QUOTA_US \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
         M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
         CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
@@ -964,6 +1013,7 @@ RUN_SEED=${RUN_SEED:-$$}
 M_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) || M_COMMIT="not a git checkout"
 git -C "$ROOT" diff --quiet HEAD 2>/dev/null || M_COMMIT="$M_COMMIT with uncommitted changes"
 cgroup_init
+damon_pause
 host_busy "$HOST_SAMPLE_S"
 if [ -n "$HOST_BUSY" ]; then
     HOST_TEXT="$HOST_BUSY% of the $(cpu_count) CPUs' time busy with other work, $HOST_STEAL%"
@@ -991,7 +1041,8 @@ $p $(git -C "$ROOT" rev-parse "HEAD:$p")"
     done
 fi
 if [ "$REFERENCE" = 1 ] && [ -n "$HOST_BUSY" ] &&
-    awk -v b="$HOST_BUSY" -v s="$HOST_STEAL" -v q="$HOST_QUIET_PCT" 'BEGIN { exit !(b + s > q) }'; then
+    awk -v b="$HOST_BUSY" -v s="$HOST_STEAL" -v q="$HOST_QUIET_PCT" \
+        'BEGIN { exit !(b + s > q) }'; then
     echo "reproduce.sh: --reference needs a quiet host: $HOST_TEXT (at most" \
         "$HOST_QUIET_PCT% allowed); run it when nothing else runs" >&2
     exit 1

@@ -71,6 +71,7 @@ note() {
 start_server() {
     local rung=$1 exe=$BIN/$1
     [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
+    quota_set "${SERVER_QUOTA_PCT:-}" || { START_ERR="no CPU quota here"; return 1; }
     SERVER_NAME=$rung
     SERVER_TAG=$2
     # SERVER_ARGS: options for the server itself (e.g. 09-reuseport's -t).
@@ -79,6 +80,8 @@ start_server() {
         # Into the run's cgroup before any client connects: every child and
         # thread it makes for them is born there, and read with it.
         [ -n "$SERVER_CGROUP" ] && echo "$SERVER_PID" >"$SERVER_CGROUP/cgroup.procs" 2>/dev/null
+        [ -n "$QUOTA_CGROUP" ] && [ "$QUOTA_CGROUP" != "$SERVER_CGROUP" ] &&
+            echo "$SERVER_PID" >"$QUOTA_CGROUP/cgroup.procs" 2>/dev/null
         return 0
     fi
     START_ERR=$SERVER_ERR
@@ -277,7 +280,9 @@ cleanup() {
     fi
     SERVER_PID=""
     [ -n "${SERVER_CGROUP:-}" ] && rmdir "$SERVER_CGROUP" 2>/dev/null
-    SERVER_CGROUP=""
+    [ -n "${QUOTA_CGROUP:-}" ] && rmdir "$QUOTA_CGROUP" 2>/dev/null
+    SERVER_CGROUP="" QUOTA_CGROUP=""
+    damon_resume
     [ -n "${TMP:-}" ] && [ -d "$TMP" ] && rm -rf "$TMP"
     return 0
 }
@@ -300,8 +305,82 @@ cgroup_init() {
         SERVER_CGROUP=$dir/ladder-reproduce.$$
         CGROUP_TEXT="the server's CPU time read from a cgroup of its own ($dir), all its"
         CGROUP_TEXT="$CGROUP_TEXT threads and children in one reading at each window's edge"
-        return 0
+        break
     done
+    if [ -f "$SERVER_CGROUP/cpu.max" ]; then
+        QUOTA_CGROUP=$SERVER_CGROUP
+    elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
+        mkdir "/sys/fs/cgroup/cpu/ladder-reproduce.$$" 2>/dev/null; then
+        QUOTA_CGROUP=/sys/fs/cgroup/cpu/ladder-reproduce.$$
+    fi
+    return 0
+}
+
+# quota_set PCT: the servers started next get PCT% of one CPU (the
+# headroom sweeps), "" the whole of it: QUOTA_US of CPU time in each
+# period of QUOTA_US x 100 / PCT. QUOTA_US is the kernel's smallest quota
+# (1 ms; a period is at least that too), so that a server out of quota
+# waits as little as it can for the next period: 1 ms at 50%, 3 ms at 25%.
+# Fails where there is no cpu cgroup (QUOTA_CGROUP, made by cgroup_init).
+QUOTA_CGROUP=""
+QUOTA_US=1000
+quota_set() {
+    local period=$QUOTA_US quota=max
+    [ -n "$1" ] && quota=$QUOTA_US period=$((QUOTA_US * 100 / $1))
+    if [ -z "$QUOTA_CGROUP" ]; then
+        [ -z "$1" ]
+    elif [ -f "$QUOTA_CGROUP/cpu.max" ]; then
+        echo "$quota $period" >"$QUOTA_CGROUP/cpu.max"
+    else
+        [ "$quota" = max ] && quota=-1
+        echo "$period" >"$QUOTA_CGROUP/cpu.cfs_period_us" &&
+            echo "$quota" >"$QUOTA_CGROUP/cpu.cfs_quota_us"
+    fi
+}
+
+# damon_pause: DAMON's monitors (the kdamond threads a VM's proactive
+# reclaim starts, or the damon_reclaim and damon_lru_sort modules) sample
+# pages by visiting every mapping of each. A page that 02-fork's 10 000
+# children share has 10 000: kdamond then took 18 to 45% of both CPUs'
+# time during its windows, on the server's CPU and the client's (4% with
+# DAMON off). As root on Linux, every monitor that is on is turned off for
+# the run and back on at its end (cleanup); KEEP_DAMON=1 (--keep-damon)
+# leaves them, and loadgen then finds those windows contended. DAMON_TEXT
+# says which.
+DAMON_PAUSED=""
+damon_pause() {
+    local f found="" off="Y" on
+    DAMON_TEXT="none on"
+    [ "$USE_PROC" = 1 ] || { DAMON_TEXT="not looked for here (Linux only)"; return 0; }
+    for f in /sys/kernel/mm/damon/admin/kdamonds/*/state \
+        /sys/module/damon_reclaim/parameters/enabled \
+        /sys/module/damon_lru_sort/parameters/enabled; do
+        on=Y
+        case $f in */state) on=on ;; esac
+        [ "$(cat "$f" 2>/dev/null)" = "$on" ] || continue
+        found="$found ${f#/sys/}"
+        [ "${KEEP_DAMON:-0}" = 1 ] && continue
+        if [ "$on" = on ]; then echo off >"$f"; else echo N >"$f"; fi 2>/dev/null &&
+            DAMON_PAUSED="$DAMON_PAUSED $f" || off=""
+    done
+    [ -n "$found" ] || return 0
+    if [ "${KEEP_DAMON:-0}" = 1 ]; then
+        DAMON_TEXT="on (${found# }), kept on (--keep-damon): its page walks count as contention"
+    elif [ -n "$off" ]; then
+        DAMON_TEXT="paused for the run (${found# }), back on at its end"
+    else
+        DAMON_TEXT="on (${found# }) and not paused (not root?): its page walks count as contention"
+    fi
+    log "DAMON: $DAMON_TEXT"
+}
+
+damon_resume() {
+    local f
+    for f in $DAMON_PAUSED; do
+        case $f in */state) echo on >"$f" ;; *) echo Y >"$f" ;; esac 2>/dev/null ||
+            log "PROBLEM: could not turn DAMON back on: echo on >$f"
+    done
+    DAMON_PAUSED=""
 }
 
 # host_busy SECONDS: HOST_BUSY, the share of every CPU's time that went to

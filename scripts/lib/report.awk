@@ -77,6 +77,9 @@ BEGIN {
     C10K_LIGHT_STEPS = 3
     C10K_CPU_FACTOR = 10
     C10K_FLOOR_FACTOR = 10
+    # Headroom: knees under two CPU quotas, scaled to a full core, must
+    # agree within one bisection step (the knees' x1.19) to give a figure.
+    HEADROOM_AGREE = 2 ^ 0.25
     # What counts as the server misbehaving, in any mode. "refused" is the
     # select ceiling's expected outcome there, and a fault everywhere else.
     FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes" \
@@ -136,7 +139,8 @@ BEGIN {
     T["curves"] = "rung n rate_offered|rate_achieved msgs window_s server_cpu_pct " \
         "server_cpu_us_per_msg" \
         " server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us rtt_p999_us late_sends" \
-        " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue echoes_per_conn_min:min" \
+        " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
+        " echoes_per_conn_min:min" \
         " service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct server_run_delay_ms" \
         " client_run_delay_ms contended:ntrue contended_retries saturated"
     # The bisection rounds (measure_knees): the same rows, one per repeat.
@@ -144,6 +148,13 @@ BEGIN {
     # One loop per core (measure_cores): 07-epoll and 09-reuseport swept on
     # the same server CPUs, rows as the curves'.
     T["cores"] = T["curves"]
+    # The headroom sweeps (reproduce.sh's HEADROOM_RUNGS): rungs swept again
+    # with the server held to a CPU quota, each sweep "RUNG@PCT", with its
+    # bisection rounds: rows as the curves' and the knees'.
+    curve_cols = substr(T["curves"], index(T["curves"], "|") + 1)
+    T["headroom"] = "sweep n rate_offered|" curve_cols
+    T["headroom_knees"] = "sweep n run rate_offered|" curve_cols
+    KNEES_OF["curves"] = "knees"; KNEES_OF["headroom"] = "headroom_knees"
     # The yardstick's pairs: one row per server and pair.
     T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us " \
         "rate_achieved"
@@ -168,6 +179,7 @@ function parse(line,    kv, k, v, at) {
 function add(kind,    spec, tags, i, n, g, key) {
     split(T[kind], spec, "|")
     n = split(spec[1], tags, " ")
+    if (kind ~ /^headroom/) J["sweep"] = J["rung"] "@" J["quota_pct"]
     g = ""
     for (i = 1; i <= n; i++) g = g (i > 1 ? "," : "") J[tags[i]]
     if (!((kind, g) in runs)) order[kind, ++rows[kind]] = g
@@ -580,8 +592,17 @@ function step_kind(g,    offered, got, p, n, cs, ss, csat, ssat) {
     got = stat(CK, g, "rate_achieved", "median")
     if (got == "" || got < CURVE_KEPT * offered) return "slow"
     p = objective_p(g)
-    if (p == "" || p > OBJ_US) return "late"
+    if (p == "" || p > OBJ_US + quota_wait_us(g)) return "late"
     return "ok"
+}
+
+# The longest a server held to a quota waits for its next period (the
+# headroom sweeps, "RUNG@PCT,...": the period less the quota), which the
+# objective allows it on top; 0 without a quota.
+function quota_wait_us(g,    q) {
+    if (CK !~ /^headroom/) return 0
+    q = substr(g, index(g, "@") + 1) + 0
+    return q > 0 ? ENVIRON["QUOTA_US"] * (100 / q - 1) : 0
 }
 
 # The percentile the objective reads: the service time (the round trip less
@@ -635,7 +656,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         # The utilization law (rate = utilization x service rate): the rate
         # at which its one core would be full, were the cost per message to
         # stay as it was at the highest clean step. On one pinned core only.
-        if (ss != "" && ss + 0 > 0 && ss + 0 <= 100 && CK != "cores")
+        if (ss != "" && ss + 0 > 0 && ss + 0 <= 100 && CK == "curves")
             CAP_EST = int(CAP * 100 / ss + 0.5)
     } else if (CAP == "" && FLOOR != "" && FLOOR + 0 > OBJ_US && CAP_FAIL != "")
         CAP_WHY = "no rate met the objective: its p" OBJ_PCT " floor is " \
@@ -646,14 +667,14 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         CAP_WHY = client != "" ? "every step was client-bound" : "every step was contended"
     CAP_LO = CAP_HI = CAP
     if (CAP != "") CAP_REPS = 1
-    if (CAP != "" && CAP_FAIL != "" && CK == "curves" && ("knees" in seen)) knee(rung, n)
+    if (CAP != "" && CAP_FAIL != "" && (KNEES_OF[CK] in seen)) knee(rung, n)
 }
 
 # knee(rung, n): the bisection rounds of the bracket [CAP, CAP_FAIL].
 function knee(rung, n,    i, g, part, r, k, at, stopped, caps, nr, c, base, save) {
-    base = CAP; save = CK; CK = "knees"
-    for (i = 1; i <= rows["knees"]; i++) {
-        g = order["knees", i]
+    base = CAP; save = CK; CK = KNEES_OF[CK]
+    for (i = 1; i <= rows[CK]; i++) {
+        g = order[CK, i]
         split(g, part, ",")
         if (part[1] != rung || part[2] != n) continue
         r = part[3]
@@ -737,6 +758,13 @@ function write_brackets(    n, i, rung) {
         capacity(rung, curve_at(rung, curve_n))
         if (CAP != "" && CAP_FAIL != "") print rung, curve_at(rung, curve_n), CAP, CAP_FAIL
     }
+    CK = "headroom"
+    n = split(ENVIRON["HEADROOM_SWEEPS"], R, " ")
+    for (i = 1; i <= n; i++) {
+        capacity(R[i], curve_n)
+        if (CAP != "" && CAP_FAIL != "") print R[i], curve_n, CAP, CAP_FAIL
+    }
+    CK = "curves"
 }
 
 # curve_faults(rung, n): note the sweep's faults (MIS) and missing steps (WHY); 1 if any.
@@ -1149,6 +1177,97 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
     finding("cores", text)
 }
 
+# ---- headroom: knees under a CPU quota, scaled to a full core ------------------
+
+# On two cores loadgen costs about what an O(ready) server does per
+# message, so their knees lie beyond the client. The headroom sweeps hold
+# the server to a share of its CPU (a cgroup bandwidth quota) so that its
+# knee falls where the client has room. A knee at q% of a core is 100 / q
+# times that at a full core only if the cost per message does not change
+# with the rate, and that is checked, not assumed: a figure at a full core
+# is given only where the knees at the two highest quotas agree, once
+# scaled, within one bisection step (HEADROOM_AGREE), and it is the higher
+# quota's. headroom(rung): its text, one headroom_capacity.csv row per
+# quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
+# none).
+function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g) {
+    HR_EST = HR_LO = HR_HI = ""
+    split("", E); split("", EL); split("", EH); split("", EQ)
+    nq = split(ENVIRON["HEADROOM_QUOTAS"], Q, " ")   # the highest first
+    CK = "headroom"
+    for (i = 1; i <= nq; i++) {
+        q = Q[i] + 0; sw = rung "@" q
+        fault = ""
+        for (j = 1; j <= rows["headroom"]; j++) {
+            g = order["headroom", j]
+            if (index(g, sw ",") == 1 && (("headroom", g) in nfault)) fault = sfirst["headroom", g]
+        }
+        capacity(sw, curve_n)
+        if (CAP_WHY == "not swept") continue
+        text = text sprintf("; held to %d%% of a core, %s", q, capacity_text(sw, curve_n))
+        s = lo = hi = ""
+        if (CAP != "" && !CAP_AT_LEAST && fault == "") {
+            s = int(CAP * 100 / q + 0.5); lo = int(CAP_LO * 100 / q + 0.5)
+            hi = int(CAP_HI * 100 / q + 0.5)
+            text = text sprintf(", %s per full core", s)
+            got++; if (got <= 2) { E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q }
+        } else if (fault != "") text = text " (the server misbehaved: " fault ")"
+        printf("%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, q, curve_n, CAP, CAP_LO, CAP_HI,
+            CAP_REPS, CAP_AT_LEAST ? "yes" : "no", CAP_WHY, s, lo, hi) > HR_FILE
+    }
+    CK = "curves"
+    if (text == "") return ""
+    text = rung " at " curve_n " connections" substr(text, 2)
+    if (got < 2) return text "; fewer than two quotas placed a knee, so the scaling is not " \
+        "checked and no figure is given at a full core"
+    r = E[1] / E[2]
+    if (r > HEADROOM_AGREE || r < 1 / HEADROOM_AGREE)
+        return text sprintf("; scaled, the knees at %d%% and %d%% differ by x%s, more than one " \
+            "bisection step: the cost per message changes with the rate, so no figure is given " \
+            "at a full core", EQ[1], EQ[2], fixed(r > 1 ? r : 1 / r, 2))
+    HR_EST = E[1]; HR_LO = EL[1]; HR_HI = EH[1]
+    return text sprintf("; scaled, the knees at %d%% and %d%% agree within x%s (one bisection " \
+        "step: x%s): about %s msgs/s at a full core (range %s-%s), scaled from %d%%",
+        EQ[1], EQ[2], fixed(r > 1 ? r : 1 / r, 2), fixed(HEADROOM_AGREE, 2), HR_EST, HR_LO,
+        HR_HI, EQ[1])
+}
+
+# The headroom finding: every headroom rung's knees under a quota, and
+# 08-io_uring against 07-epoll at the knee where both have a figure.
+function finding_headroom(    n, R, i, text, t, e7, l7, h7, e8, l8, h8) {
+    HR_FILE = out "/headroom_capacity.csv"
+    print "rung,quota_pct,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,at_least," \
+        "why,per_core_msgs_per_s,per_core_min,per_core_max" > HR_FILE
+    if (curve_status != "") { finding("headroom", "not measured: " curve_status); return }
+    if (ENVIRON["HEADROOM_STATUS"] != "") {
+        finding("headroom", "not measured: " ENVIRON["HEADROOM_STATUS"]); return
+    }
+    if (!("headroom" in seen)) {
+        finding("headroom", "not measured: no raw/headroom.jsonl"); return
+    }
+    n = split(ENVIRON["HEADROOM_RUNGS"], R, " ")
+    for (i = 1; i <= n; i++) {
+        t = headroom(R[i])
+        if (t == "") continue
+        text = text " | " t
+        if (R[i] == "07-epoll") { e7 = HR_EST; l7 = HR_LO; h7 = HR_HI }
+        if (R[i] == "08-io_uring") { e8 = HR_EST; l8 = HR_LO; h8 = HR_HI }
+    }
+    close(HR_FILE)
+    if (text == "") { finding("headroom", "not measured: no headroom sweep has a result"); return }
+    if (e7 != "" && e8 != "") {
+        if (l8 + 0 > h7 + 0 || h8 + 0 < l7 + 0)
+            text = text sprintf(" | at the knee, 08-io_uring holds %s x what 07-epoll does " \
+                "(about %s against %s msgs/s at a full core; their ranges, %s-%s and %s-%s, " \
+                "apart)", fixed(e8 / e7, 2), e8, e7, l8, h8, l7, h7)
+        else
+            text = text sprintf(" | at the knee, 08-io_uring and 07-epoll are not told apart " \
+                "(about %s against %s msgs/s at a full core; their ranges, %s-%s and %s-%s, " \
+                "overlap)", e8, e7, l8, h8, l7, h7)
+    }
+    finding("headroom", substr(text, 4))
+}
+
 END {
     if (ENVIRON["REPORT_MODE"] == "brackets") { write_brackets(); exit }
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
@@ -1171,4 +1290,5 @@ END {
     finding_beyond()
     finding_reuseport()
     finding_cores()
+    finding_headroom()
 }
