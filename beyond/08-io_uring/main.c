@@ -35,12 +35,11 @@
  */
 #include "events.h"
 #include "ring.h" /* the raw system calls, the rings, the pool, filling in requests */
-#include "owed.h" /* the byte queue, the fallbacks for old kernels, the accept pause */
+#include "owed.h" /* the byte queue, error lines, the fallbacks for old kernels, the accept pause */
 
 #define BUF_SIZE 2048  /* one provided buffer: what one receive completion carries */
 #define POOL_BUFS 1024 /* the pool, shared by all (a power of two); empty: ENOBUFS */
 #define POOL_GROUP 0
-#define EXIT_NO_IO_URING 3 /* documented: "skipped: io_uring unavailable" */
 
 typedef struct conn {
     int fd;
@@ -62,7 +61,6 @@ static bool verbose;
 
 static ring_t ring;             /* the two queues, shared with the kernel */
 static bool accepting;          /* an accept request is in the kernel */
-static bool multishot_accept = true, multishot_recv = true;
 
 /* What a completion is for: a connection's address with the operation in
  * its low bits (malloc aligns to 8 at least), or one of these. */
@@ -104,11 +102,6 @@ static void start_sending(conn_t *c)
     ring_send(&ring, c->fd, tag(c, ON_SEND), c->owed.out, c->owed.out_len, MSG_DONTWAIT);
 }
 
-static void wait_writable(conn_t *c)
-{
-    ring_poll(&ring, c->fd, tag(c, ON_WRITABLE), POLLOUT);
-}
-
 /* What the state asks for, only where it changed (07's watch()). Stopping
  * asks for the receive back (-ECANCELED), matched by its tag. */
 static void watch(conn_t *c)
@@ -132,14 +125,6 @@ static void start_accepting(void)
 
 /* ---- one connection ---------------------------------------------------- */
 
-/* A call on c failed with -res: one line, and the connection is done. */
-static bool failed(conn_t *c, int res, const char *call)
-{
-    errno = -res;
-    log_errno("fd %d: %s", c->fd, call);
-    return false;
-}
-
 /* A receive completed, res bytes in pool buffer bid, now ours: send it
  * straight back, or copy it behind the send that is out and give it back. */
 static bool on_received(conn_t *c, int res, unsigned flags, int bid)
@@ -147,21 +132,19 @@ static bool on_received(conn_t *c, int res, unsigned flags, int bid)
     if (!(flags & IORING_CQE_F_MORE))
         c->reading = c->stopping = false; /* this receive is over */
     if (res > 0 && !wants_write(c)) {
-        c->owed = (owed_t){.out = pool_buffer(&pool, (unsigned)bid), .out_len = (size_t)res,
-                           .out_bid = bid};
-        start_sending(c); /* from the pool buffer itself: no copy */
+        c->owed = owed_from_pool(&pool, bid, (size_t)res);
+        start_sending(c); /* from the pool buffer itself, no copy: held until the send is back */
     } else if (res > 0) {
         bool ok = owed_queue(&c->owed, pool_buffer(&pool, (unsigned)bid), (size_t)res, BUF_SIZE);
         pool_give(&pool, (unsigned)bid);
-        return ok || failed(c, -ENOMEM, "recv");
+        return ok || failed(c->fd, -ENOMEM, "recv");
     } else if (res == 0)
         c->eof = true; /* the peer is done sending: finish what we owe, then close */
     else if (res == -ENOBUFS) { /* the pool is empty: wait until a buffer comes back */
         c->starved = true, c->next_starved = starved, starved = c;
         c->in_kernel++; /* held as a request is: not freed while in the list */
-    } else if (!multishot_refused(&multishot_recv, c->multishot, res, "recv", "6.0") &&
-               res != -ECANCELED)
-        return failed(c, res, "recv");
+    } else if (!recv_rearmed(c->multishot, res)) /* cancelled, or an old kernel: owed.h */
+        return failed(c->fd, res, "recv");
     return true;
 }
 
@@ -171,13 +154,13 @@ static bool on_received(conn_t *c, int res, unsigned flags, int bid)
 static bool on_sent(conn_t *c, int res)
 {
     if (res < 0 && !is_transient(-res))
-        return failed(c, res, "write");
+        return failed(c->fd, res, "write");
     size_t sent = res < 0 ? 0 : (size_t)res;
     c->blocked = sent < c->owed.out_len;
     if (!owed_keep(&c->owed, sent, &pool))
-        return failed(c, -ENOMEM, "write");
-    if (c->blocked)
-        wait_writable(c);
+        return failed(c->fd, -ENOMEM, "write");
+    if (c->blocked) /* the rest waits until the peer's socket buffer has room */
+        ring_poll(&ring, c->fd, tag(c, ON_WRITABLE), POLLOUT);
     else if (c->owed.out)
         start_sending(c); /* what came while the send was out */
     return true;
@@ -186,7 +169,7 @@ static bool on_sent(conn_t *c, int res)
 static bool on_writable(conn_t *c, int res)
 {
     if (res < 0 && res != -ECANCELED)
-        return failed(c, res, "poll");
+        return failed(c->fd, res, "poll");
     if (res >= 0)
         start_sending(c);
     return true;
@@ -233,31 +216,27 @@ static void on_completion(uint64_t data, int res, unsigned flags)
 }
 
 /* Buffers are back in the pool: as many starved receives as there are
- * buffers try again (not each at once into an empty pool: a spin). */
+ * buffers try again (not each at once into an empty pool: a spin). Each
+ * ends its wait as a cancelled receive ends: the hold goes, and the
+ * connection is closed or re-armed as after any completion. */
 static void feed_starved(void)
 {
     for (unsigned n = pool.free; starved && n > 0; n--) {
         conn_t *c = starved;
-        starved = c->next_starved, c->starved = false, c->in_kernel--;
-        if (c->closing)
-            close_conn(c);
-        else
-            watch(c);
+        starved = c->next_starved, c->starved = false;
+        on_completion((uint64_t)(uintptr_t)c | ON_RECV, -ECANCELED, 0);
     }
 }
 
 /* ---- new connections --------------------------------------------------- */
 
-/* An accept completed: res is the new fd, or what accept() would say. */
+/* An accept completed: res is the new fd, or what accept() would say
+ * (EMFILE, ENFILE...: a pause begins; an old kernel: no more multishot;
+ * owed.h). Once the request is over, the loop makes another. A limit
+ * raised while we run (prlimit --pid) allows fds past the table. */
 static void on_accepted(int res, unsigned flags)
 {
-    if (!(flags & IORING_CQE_F_MORE))
-        accepting = false; /* re-armed by the loop */
-    if (!multishot_refused(&multishot_accept, multishot_accept, res, "accept", "5.19") &&
-        res < 0 && !accept_retry_at_once(-res))
-        accept_failed(-res); /* EMFILE, ENFILE...: the accept ends, a pause begins (events.h) */
-    /* A limit raised while we run (prlimit --pid) allows fds past the table. */
-    if (res < 0 || refuse_past(res, max_fds, table_limit))
+    if (!accept_completed(&accepting, res, flags) || refuse_past(res, max_fds, table_limit))
         return;
     conn_t *c = calloc(1, sizeof *c);
     if (!c) {
@@ -284,8 +263,7 @@ int main(int argc, char **argv)
     int refused = ring_open(&ring, SQ_ENTRIES, CQ_ENTRIES, &why);
     if (!refused)
         refused = pool_open(&ring, &pool, POOL_BUFS, BUF_SIZE, POOL_GROUP, &why);
-    if (refused) /* the fallback: say why in one line, and exit 3 */
-        errno = refused, log_errno("io_uring unavailable: %s", why), exit(EXIT_NO_IO_URING);
+    exit_if_refused(refused, why); /* the fallback: say why in one line, and exit 3 */
 
     /* The listener, and the stop pipe that wakes us on SIGINT/SIGTERM (net.h). */
     start_accepting();
@@ -294,9 +272,7 @@ int main(int argc, char **argv)
 
     while (!stop_requested) {
         int timeout = accepting ? -1 : ms_until_accept_retry(); /* -1 unless paused (events.h) */
-        int err = ring_enter(&ring, 1, timeout); /* submit all, wait for one */
-        if (err && !ring_try_again(err))
-            errno = err, fatal("io_uring_enter");
+        ring_wait(&ring, timeout); /* submit all, wait for one (ring.h) */
         /* Every completion is one finished call: its result is in res. Only
          * those there now: the stop and the accept below must not wait. */
         struct io_uring_cqe cqe;
@@ -312,11 +288,8 @@ int main(int argc, char **argv)
     }
 
     for (long fd = 0; fd < max_fds; fd++)
-        if (conns[fd]) {
-            conns[fd]->in_kernel = 0; /* the ring goes below, and takes them */
-            conns[fd]->closing = true;
-            close_conn(conns[fd]);
-        }
+        if (conns[fd]) /* the ring goes below, and its requests with it: none holds it */
+            conns[fd]->in_kernel = 0, close_conn(conns[fd]);
     ring_close(&ring);
     pool_close(&pool);
     free(conns);

@@ -1,8 +1,9 @@
 /*
  * owed.h - what 08-io_uring keeps beside the lesson: the bytes a connection
- * owes its peer (the send that is out, and what came behind it), the
- * fallbacks for kernels without multishot requests, and the accept pause of
- * events.h emulated for a listener that is never polled.
+ * owes its peer (the send that is out, and what came behind it), one line
+ * for a peer's failed call, the fallbacks for kernels without multishot
+ * requests or without io_uring, and the accept pause of events.h emulated
+ * for a listener that is never polled.
  *
  * main.c decides who owns a buffer; this file only moves bytes between the
  * blocks it is given. Linux only, beside main.c like ring.h.
@@ -26,6 +27,13 @@ typedef struct {
     size_t pending_len; /* bytes in pending */
     size_t pending_cap; /* its size */
 } owed_t;
+
+/* What a receive brought, len bytes in pool buffer bid, sent from the
+ * buffer itself: no copy. */
+static inline owed_t owed_from_pool(const buffer_pool_t *pool, int bid, size_t len)
+{
+    return (owed_t){.out = pool_buffer(pool, (unsigned)bid), .out_len = len, .out_bid = bid};
+}
 
 /* Everything owed: the pool buffer back to the pool, the blocks freed. */
 static inline void owed_drop(owed_t *o, buffer_pool_t *pool)
@@ -72,7 +80,19 @@ static inline bool owed_queue(owed_t *o, const char *data, size_t len, size_t fi
     return true;
 }
 
-/* ---- kernels without multishot ----------------------------------------- */
+/* A call on fd failed with -res (a completion's result): one line, and
+ * false, for the connection to be closed. */
+static inline bool failed(int fd, int res, const char *call)
+{
+    errno = -res;
+    log_errno("fd %d: %s", fd, call);
+    return false;
+}
+
+/* ---- kernels without multishot, or without io_uring -------------------- */
+
+/* Until the kernel refuses one (EINVAL), accepts and receives are multishot. */
+static bool multishot_accept = true, multishot_recv = true;
 
 /*
  * A multishot request (accept: Linux 5.19, receive: 6.0) that an older
@@ -94,6 +114,26 @@ static inline bool multishot_refused(bool *multishot, bool was_multishot, int re
     return true;
 }
 
+/* A receive that ended so that making it again is all there is to do: it
+ * was cancelled (main.c's watch() asked for it back), or it was multishot
+ * and this kernel refused that. */
+static inline bool recv_rearmed(bool was_multishot, int res)
+{
+    return res == -ECANCELED ||
+           multishot_refused(&multishot_recv, was_multishot, res, "recv", "6.0");
+}
+
+#define EXIT_NO_IO_URING 3 /* documented: "skipped: io_uring unavailable" */
+
+/* Where io_uring is refused (err: ENOSYS, EPERM from kernel.io_uring_disabled
+ * or seccomp, ENOTSUP from an old kernel), say why in one line and exit 3;
+ * why names the step that failed (ring_open(), pool_open()). */
+static inline void exit_if_refused(int err, const char *why)
+{
+    if (err)
+        errno = err, log_errno("io_uring unavailable: %s", why), exit(EXIT_NO_IO_URING);
+}
+
 /* ---- the accept pause, for a listener that is never polled -------------- */
 
 /*
@@ -110,6 +150,23 @@ static inline bool accept_due(int listen_fd, bool accepting, int timeout)
     if (timeout == 0 && poll(&p, 1, 0) <= 0)
         accept_failed(EAGAIN); /* paused, due, and nobody waits: the episode is over */
     return !accepting && (timeout == 0 || !accept_paused());
+}
+
+/*
+ * An accept completed with res: the new fd (true), or what accept() would
+ * say. Without IORING_CQE_F_MORE the request is over (*accepting goes
+ * false) and the loop makes another: one accept per client where the
+ * kernel refused multishot. A client that failed while queued is skipped
+ * (net.h); EMFILE, ENFILE...: a pause begins (events.h).
+ */
+static inline bool accept_completed(bool *accepting, int res, unsigned flags)
+{
+    if (!(flags & IORING_CQE_F_MORE))
+        *accepting = false;
+    if (res < 0 && !multishot_refused(&multishot_accept, multishot_accept, res, "accept", "5.19") &&
+        !accept_retry_at_once(-res))
+        accept_failed(-res);
+    return res >= 0;
 }
 
 #endif /* LADDER_OWED_H */

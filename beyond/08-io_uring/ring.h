@@ -154,6 +154,16 @@ static inline bool ring_try_again(int err)
            err == EBADR;
 }
 
+/* The loop's turn: submit every request written, wait for one completion
+ * or timeout_ms (-1: no limit). An error to try again after is survived
+ * (the loop turns again), any other ends the server. */
+static inline void ring_wait(ring_t *r, int timeout_ms)
+{
+    int err = ring_enter(r, 1, timeout_ms);
+    if (err && !ring_try_again(err))
+        errno = err, fatal("io_uring_enter");
+}
+
 /* A zeroed submission entry to fill in, published by ring_push(); when the
  * queue is full, what it holds is submitted first, until the kernel takes
  * some (it may be short of memory for a moment). */
