@@ -1217,7 +1217,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
     }
     CK = "curves"
     if (text == "") return ""
-    text = rung " at " curve_n " connections" substr(text, 2)
+    text = rung " at " curve_n " connections:" substr(text, 2)
     if (got < 2) return text "; fewer than two quotas placed a knee, so the scaling is not " \
         "checked and no figure is given at a full core"
     r = E[1] / E[2]
