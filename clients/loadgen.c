@@ -238,7 +238,7 @@ typedef struct {
 } stall_times_t;
 
 /* Milliseconds from one moment to another, NAN if either did not happen. */
-static double ms_from(uint64_t from_ns, uint64_t to_ns)
+static double ms_if_both(uint64_t from_ns, uint64_t to_ns)
 {
     return from_ns && to_ns ? ms_between(from_ns, to_ns) : NAN;
 }
@@ -248,14 +248,14 @@ static void print_stall(const options_t *o, const stall_times_t *t, const stall_
     report_t r = {0};
     report_str(&r, "mode", "stall");
     report_num(&r, "hold_s", o->hold_s, 3);
-    report_num(&r, "wait_ms", ms_from(t->b_sent, t->b_echoed), 3);
-    report_num(&r, "after_close_ms", ms_from(t->a_closed, t->b_echoed), 3);
+    report_num(&r, "wait_ms", ms_if_both(t->b_sent, t->b_echoed), 3);
+    report_num(&r, "after_close_ms", ms_if_both(t->a_closed, t->b_echoed), 3);
     if (t->b_echoed)
         report_bool(&r, "stalled", t->a_closed && t->b_echoed >= t->a_closed);
     else
         report_null(&r, "stalled");
-    report_num(&r, "held_ms", ms_from(t->a_connected, t->a_closed), 3);
-    report_num(&r, "connect_ms", ms_from(t->b_connect, t->b_sent), 3);
+    report_num(&r, "held_ms", ms_if_both(t->a_connected, t->a_closed), 3);
+    report_num(&r, "connect_ms", ms_if_both(t->b_connect, t->b_sent), 3);
     report_int(&r, "connect_failed", n->connect_failed);
     report_int(&r, "refused", n->refused);
     report_int(&r, "unanswered", n->unanswered);
