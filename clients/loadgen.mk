@@ -19,9 +19,12 @@ LADDER_TOP   = .
 LOADGEN_DIR  = $(LADDER_TOP)/build/wall
 C            = $(LADDER_TOP)/clients
 SHIM         = $(LADDER_TOP)/06-kqueue/linux-shim
-LOADGEN_SRCS = $(C)/loadgen.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
+# The sources, for this file and clients/CMakeLists.txt alike (CMake reads
+# this line): the modes, what they share, then the machinery under them.
+LOADGEN_SRCS = $(C)/loadgen.c $(C)/stall.c $(C)/c10k.c $(C)/hold.c $(C)/scan.c \
+               $(C)/measure.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
                $(C)/report.c $(C)/proc.c
-LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/options.h $(C)/pool.h $(C)/proc.h \
+LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/modes.h $(C)/options.h $(C)/pool.h $(C)/proc.h \
                $(C)/proc_os.h $(C)/report.h $(C)/stats.h
 LOADGEN_READERS = $(C)/proc_linux.c $(C)/proc_macos.c $(C)/proc_freebsd.c $(C)/proc_portable.c
 LOADGEN_LOOPS = $(C)/loop_epoll.c $(C)/loop_kqueue.c $(C)/loop_poll.c
