@@ -310,7 +310,7 @@ function median_range(k, g, key, d,    a, b, c) {
 }
 function skipped(rung) { return index(" " skip_rungs " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
-function absent(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
+function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
 
 # ---- tables ---------------------------------------------------------------
 
@@ -398,7 +398,7 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
     a01 = get("stall", "01-blocking", "after_close_ms")
     n = split(rungs, R, " ")
     for (i = 2; i <= n; i++) {
-        if (skipped(R[i])) { absent(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         w = get("stall", R[i], "wait_ms")
         if (w != "" && (wrung == "" || w + 0 > worst + 0)) { worst = w; wrung = R[i] }
     }
@@ -417,7 +417,7 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
     start()
     n = split(rungs, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { absent(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         p = get("idle_cpu", R[i], "server_cpu_pct")
         if (p == "") continue
         w = stat("idle_cpu", R[i], "server_wakeups_per_s", "median")
@@ -485,7 +485,7 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
     start()
     n = split(list, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { absent(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         for (j = 1; j <= rows["scan"]; j++) {
             g = order["scan", j]
             if (index(g, R[i] ",") == 1) misbehaved("scan", g, g)
@@ -550,7 +550,7 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
     BAD = 0
     n = split(c10k_rungs, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { absent(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         contrast = index(" " c10k_claim " ", " " R[i] " ") == 0
         if (!contrast && !(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k",
             R[i] "," c10k_n ",1", "served")
@@ -808,7 +808,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
     capacity(top, curve_n); topc = CAP; topl = CAP_AT_LEAST
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { absent(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         cn = curve_at(R[i], curve_n)
         if (curve_faults(R[i], cn)) continue
         t = capacity_text(R[i], cn)
@@ -894,7 +894,7 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
     n = split("06-kqueue 07-epoll", R, " ")
     for (i = 1; i <= n; i++) {
         rung = R[i]
-        if (skipped(rung)) { absent(rung); continue }
+        if (skipped(rung)) { not_here(rung); continue }
         if (curve_faults(rung, curve_n)) { bad = 1; continue }
         text = text sprintf(", %s %s", rung, capacity_text(rung, curve_n))
         if (shim(rung)) { text = text shim_label(); continue }
