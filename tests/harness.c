@@ -796,7 +796,7 @@ void run_result_free(run_result_t *r)
 /* the server seen from outside                                             */
 /* ======================================================================== */
 
-/* Everything here goes through clients/proc.h's reader for this system. */
+/* Everything here goes through platform/proc.h's reader for this system. */
 
 int seen_fd_count(pid_t pid)
 {

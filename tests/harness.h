@@ -4,7 +4,7 @@
  * The tests treat every rung as a black box: they start the real binary,
  * talk to it over loopback TCP like any client would, and look at it only
  * from outside (its descriptors, threads, memory, children and CPU time,
- * read by the load client's reader for this system, clients/proc.h) and
+ * read by the load client's reader for this system, platform/proc.h) and
  * through its exit status. Nothing here knows how a rung works.
  *
  * Sections, in the order a test uses them:
@@ -40,7 +40,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "../clients/proc.h"
+#include "../platform/proc.h"
 
 /* macOS has no MSG_NOSIGNAL: every test program ignores SIGPIPE instead. */
 #ifndef MSG_NOSIGNAL
