@@ -425,8 +425,24 @@ cmd_reveal() {
     awk -v head="### \`$code\` " 'index($0, head) == 1 { on = 1; print; next }
         on && /^### / { exit } on { print }' "$bugs/ANSWERS.md"
     echo
-    echo "The planted change (docs/workshop/bugs/$code.edits, decoded):"
-    lab_edits_plain "$(edits_of "$code")" | sed -n '/^@@ /,$p'
+    reveal_change "$code"
+}
+
+# reveal_change CODE: the patch its edits make of HEAD's files, or the edits
+# themselves where they find no place there (a solution in the way).
+reveal_change() {
+    head_tree=$scratch/head
+    lab_edits_files "$(edits_of "$1")" | while IFS= read -r f; do
+        mkdir -p "$head_tree/$(dirname "$f")" &&
+            { git show "HEAD:$f" >"$head_tree/$f" 2>/dev/null || rm -f "$head_tree/$f"; }
+    done
+    if lab_patch "$(edits_of "$1")" "$head_tree" >"$scratch/reveal.patch" 2>/dev/null; then
+        echo "The planted change (docs/workshop/bugs/$1.edits, as a patch of HEAD):"
+        sed -n '/^diff --git /,$p' "$scratch/reveal.patch"
+    else
+        echo "The planted change (docs/workshop/bugs/$1.edits, decoded):"
+        lab_edits_plain "$(edits_of "$1")" | sed -n '/^@@ /,$p'
+    fi
 }
 
 # The codes in their order, each with its rung and whether this system can

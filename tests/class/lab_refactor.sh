@@ -139,6 +139,7 @@ fi
 
 echo
 echo "== the edits, on the refactored copy"
+# shellcheck disable=SC2046 # the files, none with a space
 for rung in $(rungs $(cat "$tmp/files")); do
     compiles "$tmp/before" "$rung" || continue
     echo "$rung" >>"$tmp/builds"

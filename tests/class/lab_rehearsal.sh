@@ -99,8 +99,10 @@ check_lab() {
     code=$1
     name=$(name_of "$code")
     [ -n "$name" ] || { fail "$code: not in docs/workshop/bugs/ANSWERS.md"; return; }
+    # The patch its edits make of the tree as cloned (kept for the later
+    # checks, made over a committed solution).
     patch=$tmp/$code.patch
-    lab_patch "docs/workshop/bugs/$code.edits" . >"$patch" ||
+    [ -s "$patch" ] || lab_patch "docs/workshop/bugs/$code.edits" . >"$patch" ||
         fail "$code: its edits find no place"
     applied=no
     git apply --check "$patch" 2>/dev/null && applied=yes
