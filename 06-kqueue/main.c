@@ -24,7 +24,7 @@
  * as the fd is ready, so reading one buffer per wakeup is safe.
  *
  * On Linux, which has no kqueue, this same file builds against the small
- * shim in linux-shim/ (over epoll): run there, the numbers are epoll's.
+ * shim in platform/kqueue-shim/ (over epoll): run there, the numbers are epoll's.
  *
  * Next: 07-epoll, Linux's own interface for the same idea.
  */

@@ -7,7 +7,7 @@
 #                                    make and CMake alike: epoll on Linux,
 #                                    kqueue where <sys/event.h> exists,
 #                                    poll(2) elsewhere
-#     $(LOADGEN_DIR)/loadgen-kqueue  the kqueue loop, through 06-kqueue's
+#     $(LOADGEN_DIR)/loadgen-kqueue  the kqueue loop, through platform/'s
 #                                    epoll-backed shim where the system has
 #                                    no <sys/event.h>: what the scripts run
 #                                    under LADDER_FORCE_PORTABLE=1
@@ -18,14 +18,18 @@
 LADDER_TOP   = .
 LOADGEN_DIR  = $(LADDER_TOP)/build/wall
 C            = $(LADDER_TOP)/clients
-SHIM         = $(LADDER_TOP)/06-kqueue/linux-shim
-LOADGEN_SRCS = $(C)/loadgen.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
-               $(C)/report.c $(C)/proc.c
-LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/options.h $(C)/pool.h $(C)/proc.h \
-               $(C)/proc_os.h $(C)/report.h $(C)/stats.h
-LOADGEN_READERS = $(C)/proc_linux.c $(C)/proc_macos.c $(C)/proc_freebsd.c $(C)/proc_portable.c
+P            = $(LADDER_TOP)/platform
+SHIM         = $(P)/kqueue-shim
+# The sources, for this file and clients/CMakeLists.txt alike (CMake reads
+# this line): the modes, what they share, then the machinery under them.
+LOADGEN_SRCS = $(C)/loadgen.c $(C)/stall.c $(C)/c10k.c $(C)/hold.c $(C)/scan.c \
+               $(C)/measure.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
+               $(C)/report.c $(P)/proc.c
+LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/modes.h $(C)/options.h $(C)/pool.h $(C)/report.h \
+               $(C)/stats.h $(P)/proc.h $(P)/proc_os.h
+LOADGEN_READERS = $(P)/proc_linux.c $(P)/proc_macos.c $(P)/proc_freebsd.c $(P)/proc_portable.c
 LOADGEN_LOOPS = $(C)/loop_epoll.c $(C)/loop_kqueue.c $(C)/loop_poll.c
-LOADGEN_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror
+LOADGEN_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -I$(P)
 LOADGEN_LIBS  = -lm -pthread
 LOADGEN_DEPS  = $(LOADGEN_SRCS) $(LOADGEN_HDRS) $(LOADGEN_LOOPS) $(LOADGEN_READERS) \
                 $(SHIM)/sys/event.h
@@ -41,10 +45,10 @@ $(LOADGEN_DIR)/loadgen: $(LOADGEN_DEPS) $(C)/choose.sh
 	echo "building the load client ($$loop event loop): $@" && \
 	mkdir -p $(LOADGEN_DIR) && \
 	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) -o $@ $(LOADGEN_SRCS) $(C)/loop_$$loop.c \
-	    $(C)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)
+	    $(P)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)
 
-# The kqueue loop whatever the system: through 06-kqueue's shim where the
-# target has no kqueue of its own.
+# The kqueue loop whatever the system: through the kqueue shim (platform/kqueue-shim)
+# where the target has no kqueue of its own.
 $(LOADGEN_DIR)/loadgen-kqueue: $(LOADGEN_DEPS) $(C)/choose.sh
 	@set -- `$(CHOOSE)` && loop=$$1 reader=$$2 && shim="" how="" && \
 	if [ "$$loop" != kqueue ]; then \
@@ -52,4 +56,4 @@ $(LOADGEN_DIR)/loadgen-kqueue: $(LOADGEN_DEPS) $(C)/choose.sh
 	echo "building the load client (kqueue event loop$$how): $@" && \
 	mkdir -p $(LOADGEN_DIR) && \
 	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) $$shim -o $@ $(LOADGEN_SRCS) $(C)/loop_kqueue.c \
-	    $(C)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)
+	    $(P)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)

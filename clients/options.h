@@ -1,7 +1,7 @@
 /*
  * options.h - loadgen's command line: the mode, then its options.
  *
- * Kept apart from the measurements so loadgen.c reads as what it measures.
+ * Kept apart from the measurements so the modes read as what they measure.
  * Every mistake ends the same way: one line saying what was wrong, the
  * synopsis, exit status 2. An option that does not apply to the chosen mode
  * is a mistake too, rather than silently ignored.
@@ -17,7 +17,7 @@
 #define MAX_RATES 32 /* steps of one --rate sweep */
 #define MAX_CPUS 64  /* CPUs in one --cpu list */
 #define MAX_THREADS 64 /* --threads: c10k's event loops */
-#define CONTENDED_PCT 10.0 /* --contended-pct's default: see loadgen.c's contended() */
+#define CONTENDED_PCT 10.0 /* --contended-pct's default: see measure.c's contended() */
 
 typedef enum { MODE_STALL = 1, MODE_C10K = 2, MODE_SCAN = 4, MODE_HOLD = 8 } run_mode_t;
 

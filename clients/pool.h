@@ -8,7 +8,7 @@
  * message can be regenerated to check an echo without keeping a copy, and a
  * server that swaps bytes between clients or messages is caught.
  *
- * The modes in loadgen.c are built from these phases:
+ * The modes (stall.c, c10k.c, hold.c, scan.c) are built from these phases:
  *   pool_grow          open more connections, each proving with one verified
  *                      echo that the server really serves it (a successful
  *                      connect() only proves the kernel queued it); then idle;

@@ -212,7 +212,7 @@ suite_tests() {
 # build_suite: echo_tests from the base tree, once, with the fault library
 # that some of its tests preload into the server (built as tests/CMakeLists.txt
 # builds it: without sanitizers, as it sits in front of the server's).
-# The harness reads processes through clients/proc_<reader>.c, the one
+# The harness reads processes through platform/proc_<reader>.c, the one
 # tests/CMakeLists.txt picks: this system's, or the portable one (ps(1))
 # under LADDER_FORCE_PORTABLE=1.
 build_suite() {
@@ -221,7 +221,7 @@ build_suite() {
     Linux) reader=linux ;; Darwin) reader=macos ;; FreeBSD) reader=freebsd ;; *) reader=portable ;;
     esac
     [ "${LADDER_FORCE_PORTABLE:-0}" = 1 ] && reader=portable
-    HARNESS_SRCS="$src/tests/harness.c $src/clients/proc.c $src/clients/proc_$reader.c"
+    HARNESS_SRCS="$src/tests/harness.c $src/platform/proc.c $src/platform/proc_$reader.c"
     mkdir -p "$scratch/bin" &&
         $CC -std=c11 -Wall -Wextra -Werror -O1 -shared -fPIC -o "$lib" \
             "$src/tests/fault.c" -ldl >"$logs/suite.log" 2>&1 &&

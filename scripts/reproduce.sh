@@ -1026,7 +1026,7 @@ fi
 # change moves a figure (tests/docs/reference.sh holds the reference to
 # them). It is made from committed code only.
 REFERENCE_PATHS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll common beyond"
-REFERENCE_PATHS="$REFERENCE_PATHS clients scripts/lib scripts/reproduce.sh"
+REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh"
 if [ "$REFERENCE" = 1 ]; then
     # shellcheck disable=SC2086 # a list of paths
     if ! git -C "$ROOT" diff --quiet HEAD -- $REFERENCE_PATHS 2>/dev/null; then

@@ -130,14 +130,14 @@ typedef struct {
  */
 static baseline_t take_baseline(const server_t *s)
 {
-    int threads_at_start = proc_thread_count(s->pid);
+    int threads_at_start = seen_thread_count(s->pid);
     int fd = client_connect(s->port, 0);
     if (fd >= 0) {
         echo_once(fd, 12, 100, ECHO_SHUT_AFTER_ECHO, 5.0);
         close(fd); /* its EOF came after the server closed its end */
     }
-    baseline_t b = {.fds = proc_fd_count(s->pid),
-                    .threads = settle(proc_thread_count, s->pid, threads_at_start, 2.0)};
+    baseline_t b = {.fds = seen_fd_count(s->pid),
+                    .threads = settle(seen_thread_count, s->pid, threads_at_start, 2.0)};
     if (b.threads != threads_at_start)
         note("threads: %d at start, %d once a client came and went (taken as the baseline)",
              threads_at_start, b.threads);
@@ -149,7 +149,7 @@ static void expect_fds_back(const server_t *s, int baseline, double timeout_s)
 {
     if (unseen(PROC_FDS, "server's open fds back to baseline"))
         return;
-    int now = settle(proc_fd_count, s->pid, baseline, timeout_s);
+    int now = settle(seen_fd_count, s->pid, baseline, timeout_s);
     expect(now == baseline, "server's open fds back to baseline: %d (baseline %d)", now, baseline);
 }
 
@@ -448,11 +448,11 @@ static void test_reset(const rung_t *r)
  * the process (with all its threads). Every client sees its connection end.
  * (Pitfall 24.)
  */
-static void expect_children_gone(const proc_id_t *kids, int n)
+static void expect_children_gone(const seen_id_t *kids, int n)
 {
     int left = 0;
     for (int i = 0; i < n; i++)
-        left += proc_still_exists(&kids[i]);
+        left += seen_still_exists(&kids[i]);
     expect(left == 0, "all %d recorded children are gone (%d left)", n, left);
 }
 
@@ -472,7 +472,7 @@ static void test_sigterm(const rung_t *r)
     enum { BUSY, IDLE, SERVED, NCLIENTS };
     static const char *const names[NCLIENTS] = {"busy", "idle", "served"};
     int fds[NCLIENTS] = {-1, -1, -1};
-    proc_id_t kids[16];
+    seen_id_t kids[16];
     int nkids = 0;
     server_t s;
     if (!server_start(&s, r->binary, NULL))
@@ -490,19 +490,19 @@ static void test_sigterm(const rung_t *r)
     }
     if (r->number == 2) {
         double deadline = now_s() + 3.0;
-        while ((nkids = proc_list_children(s.pid, kids, 16)) < 3 && now_s() < deadline)
+        while ((nkids = seen_children(s.pid, kids, 16)) < 3 && now_s() < deadline)
             sleep_s(0.02);
         expect(nkids >= 3, "one child process per connection: %d children", nkids);
     }
     if (r->number == 3 && !unseen(PROC_THREADS, "one thread per connection")) {
-        int threads = proc_thread_count(s.pid);
+        int threads = seen_thread_count(s.pid);
         expect(threads >= 4, "one thread per connection: %d threads (main + 3 clients)", threads);
     }
     server_stop(&s);
     if (r->number == 2)
         expect_children_gone(kids, nkids);
     if (r->number == 3)
-        expect(proc_state(s.pid) == 0, "the process is gone, threads and all");
+        expect(seen_state(s.pid) == 0, "the process is gone, threads and all");
     expect_clients_closed(fds, names, NCLIENTS);
 out:
     close_clients(fds, NCLIENTS);
@@ -630,11 +630,11 @@ static size_t many_clients_count(const rung_t *r)
 static void expect_one_worker_each(const rung_t *r, const server_t *s, size_t n, int threads_before)
 {
     if (r->number == 2) {
-        int live = proc_live_children(s->pid);
+        int live = seen_live_children(s->pid);
         expect(live >= (int)n, "one child per connection: %d children for %zu clients", live, n);
     }
     if (r->number == 3 && !unseen(PROC_THREADS, "one thread per connection")) {
-        int threads = proc_thread_count(s->pid);
+        int threads = seen_thread_count(s->pid);
         expect(threads >= threads_before + (int)n, "one thread per connection: %d threads (%d before)",
                threads, threads_before);
     }
@@ -646,13 +646,13 @@ static void expect_workers_released(const rung_t *r, const server_t *s, int thre
         /* Generous: in the sanitizer build each child runs LeakSanitizer as
          * it exits (about 0.1 s of CPU each here), so a thousand children
          * leaving at once can keep two cores busy for most of a minute. */
-        int live = settle(proc_live_children, s->pid, 0, 120.0);
+        int live = settle(seen_live_children, s->pid, 0, 120.0);
         expect(live == 0, "every child exited: %d left", live);
-        int zombies = settle(proc_zombie_children, s->pid, 0, 10.0);
+        int zombies = settle(seen_zombie_children, s->pid, 0, 10.0);
         expect(zombies == 0, "every child was reaped: %d zombies", zombies);
     }
     if (r->number == 3 && !unseen(PROC_THREADS, "threads back to baseline")) {
-        int threads = settle(proc_thread_count, s->pid, threads_before, 30.0);
+        int threads = settle(seen_thread_count, s->pid, threads_before, 30.0);
         expect(threads == threads_before, "threads back to baseline: %d (baseline %d)", threads,
                threads_before);
     }
@@ -749,16 +749,16 @@ static void test_zombies(const rung_t *r)
             break;
         rounds++;
         if (i % 100 == 99) {
-            int z = proc_zombie_children(s.pid);
+            int z = seen_zombie_children(s.pid);
             most_zombies = z > most_zombies ? z : most_zombies;
         }
     }
     expect(rounds == ZOMBIE_ROUNDS, "%d of %d sequential connect/echo/close rounds ok (%.1f s)", rounds,
            ZOMBIE_ROUNDS, now_s() - start);
     note("zombies seen in samples during the run: at most %d", most_zombies);
-    int zombies = settle(proc_zombie_children, s.pid, 0, 5.0);
+    int zombies = settle(seen_zombie_children, s.pid, 0, 5.0);
     expect(zombies == 0, "no zombie children afterwards: %d", zombies);
-    int live = settle(proc_live_children, s.pid, 0, 10.0);
+    int live = settle(seen_live_children, s.pid, 0, 10.0);
     expect(live == 0, "no child still running: %d", live);
     expect_fds_back(&s, baseline, 5.0);
     server_stop(&s);
@@ -796,7 +796,7 @@ typedef struct {
 static void slow_reader_tick(void *ctx)
 {
     slow_watch_t *w = ctx;
-    long rss = proc_max_rss_kib_with_children(w->pid);
+    long rss = seen_max_rss_kib_with_children(w->pid);
     if (rss > w->rss_peak_kib)
         w->rss_peak_kib = rss;
     if (w->ping_fd >= 0 && ++w->ticks % 2 == 0) {
@@ -829,7 +829,7 @@ static void test_slow_reader(const rung_t *r)
     } else {
         expect_fresh_echo(&s, 64 * KIB, "before the transfer");
     }
-    long baseline = proc_max_rss_kib_with_children(s.pid);
+    long baseline = seen_max_rss_kib_with_children(s.pid);
     int fd = client_connect(s.port, 32 * KIB);
     if (fd >= 0) {
         echo_t e;
@@ -980,7 +980,7 @@ static void test_fd_limit(const rung_t *r)
                 opened, FD_LIMIT_CLIENTS))
         goto stop;
     sleep_s(0.3); /* let it accept what it can and meet EMFILE */
-    note("server holds %d fds under a limit of %d", proc_fd_count(s.pid), FD_LIMIT);
+    note("server holds %d fds under a limit of %d", seen_fd_count(s.pid), FD_LIMIT);
     double cpu = cpu_share_over(s.pid, 2.0);
     if (cpu_seen(cpu))
         expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "no accept spin at the limit: %.0f%% of a CPU over 2 s (bound %.0f%%)",
@@ -1132,9 +1132,9 @@ static int count_lines_with(const server_t *s, const char *word)
 static int fill_to_limit(const server_t *s, int *fds)
 {
     int n = 0;
-    for (int held = proc_fd_count(s->pid); held < FD_LIMIT && n < FD_LIMIT_CLIENTS; n++) {
+    for (int held = seen_fd_count(s->pid); held < FD_LIMIT && n < FD_LIMIT_CLIENTS; n++) {
         fds[n] = client_connect(s->port, 0);
-        if (fds[n] < 0 || settle(proc_fd_count, s->pid, held + 1, 2.0) != held + 1)
+        if (fds[n] < 0 || settle(seen_fd_count, s->pid, held + 1, 2.0) != held + 1)
             return -1;
         held++;
     }
@@ -1241,7 +1241,7 @@ static void newcomers_wait_then_get_in(const server_t *s, chatter_t *chatter, in
     expect(served == 0, "at the lowered limit no newcomer is served in 1 s: %zu of %d", served, ACCEPT_NEWCOMERS);
     expect(count_lines_with(s, "pausing") == 1, "the server paused accepting (one \"pausing\" line)");
 
-    int err = set_nofile(s->pid, ACCEPT_LIMIT, ACCEPT_LIMIT);
+    int err = proc_set_fd_limit(s->pid, ACCEPT_LIMIT, ACCEPT_LIMIT);
     expect(err == 0, "raised its soft limit back to %d: %s", ACCEPT_LIMIT, err ? strerror(err) : "ok");
     double start = now_s();
     opts.timeout_s = 5.0;
@@ -1268,8 +1268,8 @@ static void test_accept_retry(const rung_t *r)
     chatter.fd = client_connect(s.port, 0);
     if (!expect(chatter.fd >= 0 && echo_once(chatter.fd, 899, 64, ECHO_KEEP_OPEN, 5.0), "the chatter is served"))
         goto stop;
-    int lowest = proc_lowest_free_fd(s.pid);
-    int err = set_nofile(s.pid, lowest, ACCEPT_LIMIT);
+    int lowest = seen_lowest_free_fd(s.pid);
+    int err = proc_set_fd_limit(s.pid, lowest, ACCEPT_LIMIT);
     if (!expect(err == 0, "lowered the server's soft limit to %d, its lowest free fd: %s", lowest,
                 err ? strerror(err) : "ok"))
         goto stop;
@@ -1343,7 +1343,7 @@ static void test_table_bound(const rung_t *r)
         echo_init(&e[i], fds[i], 1100 + i, 100, ECHO_KEEP_OPEN);
     expect(opened == TABLE_FIRST && echo_run(e, opened, &(echo_opts_t){.timeout_s = 5.0}) == TABLE_FIRST,
            "%d clients served under a limit of %d", TABLE_FIRST, TABLE_LIMIT);
-    int err = set_nofile(s.pid, TABLE_RAISED, TABLE_RAISED);
+    int err = proc_set_fd_limit(s.pid, TABLE_RAISED, TABLE_RAISED);
     if (err == EPERM) {
         printf("SKIPPED: raising the server's hard limit needs root (CAP_SYS_RESOURCE)\n");
         server_stop(&s);
@@ -1394,7 +1394,7 @@ static void test_nofile_cap(const rung_t *r)
     skip_test_unless(PROC_FD_LIMIT, "reading the server's fd limit");
     if (!server_start(&s, r->binary, &how))
         goto out;
-    if (!proc_nofile(s.pid, &soft, &hard) || hard != CAP_HARD) {
+    if (!proc_fd_limit(s.pid, &soft, &hard) || hard != CAP_HARD) {
         printf("SKIPPED: could not start the server with a hard limit of %ld (it has %ld): needs root\n",
                CAP_HARD, hard);
         server_stop(&s);
@@ -1441,9 +1441,9 @@ static bool stop_and_continue(pid_t pid)
 {
     kill(pid, SIGSTOP);
     double deadline = now_s() + 5.0;
-    while (proc_state(pid) != 'T' && now_s() < deadline)
+    while (seen_state(pid) != 'T' && now_s() < deadline)
         sleep_s(0.0005);
-    bool stopped = proc_state(pid) == 'T';
+    bool stopped = seen_state(pid) == 'T';
     kill(pid, SIGCONT);
     return stopped;
 }
@@ -1487,7 +1487,7 @@ static void test_signal_storm(const rung_t *r)
     if (proc_catches(s.pid, SIGWINCH) < 0)
         note("whether the server catches SIGWINCH is not known here (%s)",
              proc_lacks(PROC_SIGNALS));
-    else if (proc_catches_signal(s.pid, SIGWINCH))
+    else if (proc_catches(s.pid, SIGWINCH) == 1)
         note("the server catches SIGWINCH: each one interrupted what it was doing");
     else
         note("the server leaves SIGWINCH ignored (its default), so the kernel discards those;"
@@ -1744,7 +1744,7 @@ static void test_connect_storm(const rung_t *r)
         goto stop;
     kill(s.pid, SIGSTOP);
     double deadline = now_s() + 5.0;
-    while (proc_state(s.pid) != 'T' && now_s() < deadline)
+    while (seen_state(s.pid) != 'T' && now_s() < deadline)
         sleep_s(0.01);
     while (opened < n && (fds[opened] = client_connect(s.port, 0)) >= 0 &&
            send(fds[opened], "s", 1, MSG_NOSIGNAL) == 1)
@@ -2162,7 +2162,7 @@ static void test_loops_resume(const rung_t *r)
         skip_test("no /proc/%d/task here: which thread woke cannot be told", (int)s.pid);
     if (!clients_in_both_loops(&s, fds, owner))
         goto stop;
-    int lowest = proc_lowest_free_fd(s.pid), err = set_nofile(s.pid, lowest, RESUME_LIMIT);
+    int lowest = seen_lowest_free_fd(s.pid), err = proc_set_fd_limit(s.pid, lowest, RESUME_LIMIT);
     if (!expect(err == 0, "lowered the server's soft limit to %d, its lowest free fd", lowest))
         goto stop;
     read_tasks(s.pid, &before);
@@ -2273,7 +2273,7 @@ out:
 static void expect_serves_sleeps_stops(server_t *s)
 {
     expect_fresh_echo(s, 1000, "");
-    int zombies = settle(proc_zombie_children, s->pid, 0, 2.0);
+    int zombies = settle(seen_zombie_children, s->pid, 0, 2.0);
     expect(zombies == 0, "no child left unreaped once its client went: %d", zombies);
     double cpu = cpu_share_over(s->pid, START_IDLE_S);
     if (cpu_seen(cpu))

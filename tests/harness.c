@@ -796,48 +796,38 @@ void run_result_free(run_result_t *r)
 /* the server seen from outside                                             */
 /* ======================================================================== */
 
-/* Everything here goes through clients/proc.h's reader for this system. */
+/* Everything here goes through platform/proc.h's reader for this system. */
 
-int proc_fd_count(pid_t pid)
+int seen_fd_count(pid_t pid)
 {
     return proc_open_fds(pid, NULL);
 }
 
-int proc_lowest_free_fd(pid_t pid)
+int seen_lowest_free_fd(pid_t pid)
 {
     int lowest;
     return proc_open_fds(pid, &lowest) < 0 ? -1 : lowest;
 }
 
-bool proc_nofile(pid_t pid, long *soft, long *hard)
-{
-    return proc_fd_limit(pid, soft, hard);
-}
-
-int set_nofile(pid_t pid, long soft, long hard)
-{
-    return proc_set_fd_limit(pid, soft, hard);
-}
-
-int proc_thread_count(pid_t pid)
+int seen_thread_count(pid_t pid)
 {
     proc_info_t p;
     return proc_info(pid, &p) ? (int)p.threads : -1;
 }
 
-long proc_rss_kib(pid_t pid)
+long seen_rss_kib(pid_t pid)
 {
     proc_info_t p;
     return proc_info(pid, &p) ? p.rss_kb : -1;
 }
 
-double proc_cpu_s(pid_t pid)
+double seen_cpu_s(pid_t pid)
 {
     proc_info_t p;
     return proc_info(pid, &p) ? p.cpu_s : -1;
 }
 
-char proc_state(pid_t pid)
+char seen_state(pid_t pid)
 {
     proc_info_t p;
     return proc_info(pid, &p) ? p.state : 0;
@@ -849,7 +839,7 @@ typedef struct {
 } child_scan_t;
 
 /* One pass over the process table for parent's children. */
-static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
+static child_scan_t scan_children(pid_t parent, seen_id_t *list, int max)
 {
     child_scan_t scan = {0};
     size_t n;
@@ -868,7 +858,7 @@ static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
         scan.live++;
         if (list && scan.listed < max)
             list[scan.listed++] =
-                (proc_id_t){.pid = (pid_t)all[i].pid, .start_time = all[i].started};
+                (seen_id_t){.pid = (pid_t)all[i].pid, .start_time = all[i].started};
         if (all[i].rss_kb > scan.max_rss)
             scan.max_rss = all[i].rss_kb;
     }
@@ -876,30 +866,30 @@ static child_scan_t scan_children(pid_t parent, proc_id_t *list, int max)
     return scan;
 }
 
-int proc_live_children(pid_t parent)
+int seen_live_children(pid_t parent)
 {
     return scan_children(parent, NULL, 0).live;
 }
 
-int proc_zombie_children(pid_t parent)
+int seen_zombie_children(pid_t parent)
 {
     return scan_children(parent, NULL, 0).zombies;
 }
 
-int proc_list_children(pid_t parent, proc_id_t *out, int max)
+int seen_children(pid_t parent, seen_id_t *out, int max)
 {
     return scan_children(parent, out, max).listed;
 }
 
-bool proc_still_exists(const proc_id_t *p)
+bool seen_still_exists(const seen_id_t *p)
 {
     proc_info_t now;
     return proc_info(p->pid, &now) && now.started == p->start_time;
 }
 
-long proc_max_rss_kib_with_children(pid_t pid)
+long seen_max_rss_kib_with_children(pid_t pid)
 {
-    long own = proc_rss_kib(pid);
+    long own = seen_rss_kib(pid);
     long children = scan_children(pid, NULL, 0).max_rss;
     return own > children ? own : children;
 }
@@ -934,17 +924,12 @@ double cpu_share_over(pid_t pid, double seconds)
         sleep_s(seconds); /* the wait itself may be part of the test */
         return CPU_UNSEEN;
     }
-    double cpu0 = proc_cpu_s(pid), t0 = now_s();
+    double cpu0 = seen_cpu_s(pid), t0 = now_s();
     sleep_s(seconds);
-    double cpu1 = proc_cpu_s(pid), t1 = now_s();
+    double cpu1 = seen_cpu_s(pid), t1 = now_s();
     if (cpu0 < 0 || cpu1 < 0)
         return -1;
     return (cpu1 - cpu0) / (t1 - t0);
-}
-
-bool proc_catches_signal(pid_t pid, int sig)
-{
-    return proc_catches(pid, sig) == 1;
 }
 
 /* ======================================================================== */

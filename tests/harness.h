@@ -4,7 +4,7 @@
  * The tests treat every rung as a black box: they start the real binary,
  * talk to it over loopback TCP like any client would, and look at it only
  * from outside (its descriptors, threads, memory, children and CPU time,
- * read by the load client's reader for this system, clients/proc.h) and
+ * read by the load client's reader for this system, platform/proc.h) and
  * through its exit status. Nothing here knows how a rung works.
  *
  * Sections, in the order a test uses them:
@@ -40,7 +40,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "../clients/proc.h"
+#include "../platform/proc.h"
 
 /* macOS has no MSG_NOSIGNAL: every test program ignores SIGPIPE instead. */
 #ifndef MSG_NOSIGNAL
@@ -185,25 +185,25 @@ const char *sanitizer_report_in(const char *text);
 
 /* Each returns -1 if the process is gone or this system's reader cannot
  * see the figure (see unseen()). */
-int proc_fd_count(pid_t pid);
-int proc_lowest_free_fd(pid_t pid);  /* the fd number its next open() would get */
-int proc_thread_count(pid_t pid);
-long proc_rss_kib(pid_t pid);
-double proc_cpu_s(pid_t pid);          /* utime + stime */
-char proc_state(pid_t pid);            /* 'R', 'S', 'T', 'Z', ... or 0 */
-int proc_live_children(pid_t parent);  /* children not yet exited */
-int proc_zombie_children(pid_t parent);/* exited, not yet reaped */
+int seen_fd_count(pid_t pid);
+int seen_lowest_free_fd(pid_t pid);  /* the fd number its next open() would get */
+int seen_thread_count(pid_t pid);
+long seen_rss_kib(pid_t pid);
+double seen_cpu_s(pid_t pid);          /* utime + stime */
+char seen_state(pid_t pid);            /* 'R', 'S', 'T', 'Z', ... or 0 */
+int seen_live_children(pid_t parent);  /* children not yet exited */
+int seen_zombie_children(pid_t parent);/* exited, not yet reaped */
 
 /* A process identity that survives pid reuse: pid plus start time. */
 typedef struct {
     pid_t pid;
     unsigned long long start_time;
-} proc_id_t;
-int proc_list_children(pid_t parent, proc_id_t *out, int max);
-bool proc_still_exists(const proc_id_t *p);
+} seen_id_t;
+int seen_children(pid_t parent, seen_id_t *out, int max);
+bool seen_still_exists(const seen_id_t *p);
 
 /* Largest VmRSS among pid and its direct children (a fork server's memory). */
-long proc_max_rss_kib_with_children(pid_t pid);
+long seen_max_rss_kib_with_children(pid_t pid);
 
 /*
  * Poll probe(pid) every 20 ms until it returns target or timeout_s passes;
@@ -223,16 +223,8 @@ int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s);
 double cpu_share_over(pid_t pid, double seconds);
 bool cpu_seen(double share);
 
-/* Signals the process catches (PROC_SIGNALS). */
-bool proc_catches_signal(pid_t pid, int sig);
-
-/* Its RLIMIT_NOFILE (PROC_FD_LIMIT); false if unreadable. */
-bool proc_nofile(pid_t pid, long *soft, long *hard);
-
-/* Set another process's RLIMIT_NOFILE (prlimit(2) on Linux; PROC_SET_FD_LIMIT):
- * 0, or the errno (EPERM: raising a hard limit needs root, CAP_SYS_RESOURCE;
- * ENOSYS: no way here). */
-int set_nofile(pid_t pid, long soft, long hard);
+/* Signals caught and RLIMIT_NOFILE, read and set: proc.h's proc_catches,
+ * proc_fd_limit and proc_set_fd_limit, which the tests call by those names. */
 
 /* ---- clients ----------------------------------------------------------- */
 

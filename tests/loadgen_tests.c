@@ -154,7 +154,7 @@ static int parse_output(char *out, bool csv, record_t *rows, int max)
 }
 
 /* LADDER_FORCE_PORTABLE=1: loadgen takes the off-Linux path on Linux, where
- * it reads no server figures (clients/proc.c) and connects from 127.0.0.1
+ * it reads no server figures (platform/proc.c) and connects from 127.0.0.1
  * only. A case's expectation of a server figure is then skipped, saying so. */
 static bool forced_portable(void)
 {

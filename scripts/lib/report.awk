@@ -297,11 +297,11 @@ function get(k, g, key,    v) {
 # x with d decimals (1 by default).
 function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # A value for the text of a verdict: "?" when it is missing, never 0.
-function shown(x, d) { return x == "" ? "?" : fixed(x, d) }
+function known(x, d) { return x == "" ? "?" : fixed(x, d) }
 # A value for a CSV cell: two decimals, or empty when it is missing.
 function two_places(x) { return x == "" ? "" : fixed(x, 2) }
-# b over a, two decimals; "" when a is 0 or missing.
-function ratio(a, b) { return (a + 0 == 0) ? "" : fixed(b / a, 2) }
+# How many times from, to is: two decimals; "" when from is 0 or missing.
+function growth(from, to) { return (from + 0 == 0) ? "" : fixed(to / from, 2) }
 # "median (min-max)" of a key over a group's runs.
 function median_range(k, g, key, d,    a, b, c) {
     a = stat(k, g, key, "median"); b = stat(k, g, key, "min"); c = stat(k, g, key, "max")
@@ -310,7 +310,7 @@ function median_range(k, g, key, d,    a, b, c) {
 }
 function skipped(rung) { return index(" " skip_rungs " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
-function note(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
+function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
 
 # ---- tables ---------------------------------------------------------------
 
@@ -398,7 +398,7 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
     a01 = get("stall", "01-blocking", "after_close_ms")
     n = split(rungs, R, " ")
     for (i = 2; i <= n; i++) {
-        if (skipped(R[i])) { note(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         w = get("stall", R[i], "wait_ms")
         if (w != "" && (wrung == "" || w + 0 > worst + 0)) { worst = w; wrung = R[i] }
     }
@@ -409,7 +409,7 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
             "%s ms, %s (need < %s x %s ms)",
         median_range("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"],
             STALL_BLOCKED, hold_ms,
-        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, shown(worst, 2),
+        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, known(worst, 2),
             wrung, STALL_FREE, hold_ms))
 }
 
@@ -417,11 +417,11 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
     start()
     n = split(rungs, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { note(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         p = get("idle_cpu", R[i], "server_cpu_pct")
         if (p == "") continue
         w = stat("idle_cpu", R[i], "server_wakeups_per_s", "median")
-        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], fixed(p, 2), shown(w, 1))
+        text = text sprintf(", %s %s%% and %s wakeups/s", R[i], fixed(p, 2), known(w, 1))
         if (mrung == "" || p + 0 > max + 0) { max = p; mrung = R[i] }
         if (w != "" && (wmax == "" || w + 0 > wmax + 0)) wmax = w
         if (w == "") nowake = 1
@@ -441,7 +441,7 @@ function verdict_busy(    p) {
     verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT,
         sprintf("busy-poll variant of 01 over %s s idle: %s%% of one core (need >= %s%%), " \
             "against at most %s%% for the rungs",
-        idle_s, shown(p, 1), BUSY_MIN_PCT, shown(IDLE_MAX, 2)))
+        idle_s, known(p, 1), BUSY_MIN_PCT, known(IDLE_MAX, 2)))
 }
 
 function verdict_memory(    n, i, v, e, text, ok) {
@@ -449,7 +449,7 @@ function verdict_memory(    n, i, v, e, text, ok) {
     n = split(mem_rungs, R, " ")
     for (i = 1; i <= n; i++) {
         v[R[i]] = per_conn(R[i], mem_n, mem_key)
-        text = text sprintf("; %s %s KiB, %s us", R[i], shown(v[R[i]], 2), shown(stat("memory",
+        text = text sprintf("; %s %s KiB, %s us", R[i], known(v[R[i]], 2), known(stat("memory",
             R[i] "," mem_n, "setup_us_per_conn"), 0))
     }
     e = v[R[n]]                           # the event loop: 07-epoll, or 06-kqueue without epoll
@@ -475,8 +475,8 @@ function verdict_select(    s, rf, q, l, c, o, x, g) {
         sprintf("04-select: %s of %s served, %s refused (server logged %s FD_SETSIZE lines), %s " \
             "lost, %s corrupt, %s still open (need 900 < served < 1024, served + refused = " \
                 "requested, none lost or corrupt, all served still open)",
-            shown(s, 0), shown(q, 0), shown(rf, 0), shown(x, 0), shown(l, 0), shown(c, 0),
-                shown(o, 0)))
+            known(s, 0), known(q, 0), known(rf, 0), known(x, 0), known(l, 0), known(c, 0),
+                known(o, 0)))
 }
 
 # want "grows" (select, poll) or "flat" (kqueue, epoll). Every idle count
@@ -485,7 +485,7 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
     start()
     n = split(list, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { note(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         for (j = 1; j <= rows["scan"]; j++) {
             g = order["scan", j]
             if (index(g, R[i] ",") == 1) misbehaved("scan", g, g)
@@ -493,7 +493,7 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
         last = (R[i] == "04-select") ? scan_last_select : scan_last
         a = get("scan", R[i] ",0", "rtt_p50_us"); b = get("scan", R[i] "," last, "rtt_p50_us")
         if (a == "" || b == "") continue
-        x = ratio(a, b)
+        x = growth(a, b)
         if (!shim(R[i]) && (x == "" || (want == "grows") != (x + 0 >= SCAN_GROWTH))) bad = 1
         text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d " \
             "idle %s)%s", R[i], fixed(a), fixed(b), last,
@@ -550,7 +550,7 @@ function verdict_c10k(    n, i, k, text, other, contrast) {
     BAD = 0
     n = split(c10k_rungs, R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { note(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         contrast = index(" " c10k_claim " ", " " R[i] " ") == 0
         if (!contrast && !(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k",
             R[i] "," c10k_n ",1", "served")
@@ -808,7 +808,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
     capacity(top, curve_n); topc = CAP; topl = CAP_AT_LEAST
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
-        if (skipped(R[i])) { note(R[i]); continue }
+        if (skipped(R[i])) { not_here(R[i]); continue }
         cn = curve_at(R[i], curve_n)
         if (curve_faults(R[i], cn)) continue
         t = capacity_text(R[i], cn)
@@ -829,8 +829,8 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         }
         text = text sprintf("; %s at %s: %s", R[i], cn, t)
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
-            shown(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1),
-                shown(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
+            known(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1),
+                known(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
         if (shim(R[i])) text = text shim_label()
     }
     # Nothing shown at all: a host too busy is a measurement not made (see
@@ -894,7 +894,7 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
     n = split("06-kqueue 07-epoll", R, " ")
     for (i = 1; i <= n; i++) {
         rung = R[i]
-        if (skipped(rung)) { note(rung); continue }
+        if (skipped(rung)) { not_here(rung); continue }
         if (curve_faults(rung, curve_n)) { bad = 1; continue }
         text = text sprintf(", %s %s", rung, capacity_text(rung, curve_n))
         if (shim(rung)) { text = text shim_label(); continue }
@@ -914,7 +914,7 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
             g5 = "05-poll," curve_n "," S[j]; g7 = rung "," curve_n "," S[j]
             a = stat("curves", g5, "server_cpu_us_per_msg", "median")
             b = stat("curves", g7, "server_cpu_us_per_msg", "median")
-            text = text sprintf(" %s us against %s at %s msgs/s%s", shown(a, 1), shown(b, 1),
+            text = text sprintf(" %s us against %s at %s msgs/s%s", known(a, 1), known(b, 1),
                 S[j] + 0, j < ns ? "," : "")
             if (a == "" || b == "" || a + 0 < C10K_CPU_FACTOR * b) bad = 1
         }
@@ -923,7 +923,7 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         if (ns == 0 && server_figures == "0") text = text " not measured here (no server figures)"
         else if (ns < C10K_LIGHT_STEPS) { bad = 1; text = text " (fewer than " \
             C10K_LIGHT_STEPS " light steps)" }
-        text = text sprintf("; p%s floors %s against %s us", OBJ_PCT, shown(f5, 1), shown(f7, 1))
+        text = text sprintf("; p%s floors %s against %s us", OBJ_PCT, known(f5, 1), known(f7, 1))
         if (f5 == "" || f7 == "" || f5 + 0 < C10K_FLOOR_FACTOR * f7 || f5 + 0 <= OBJ_US) bad = 1
     }
     if (!loops) bad = 1
@@ -1114,8 +1114,8 @@ function finding_beyond(    list, r, nr, i, text, absent, step, g) {
             g = r[i] "," curve_n "," step
             text = text sprintf("%s %s %s us CPU and %s context switches per message",
                 i > 1 ? ";" : "",
-                r[i], shown(stat("curves", g, "server_cpu_us_per_msg", "median"), 2),
-                shown(stat("curves", g, "server_ctx_switches_per_msg", "median"), 2))
+                r[i], known(stat("curves", g, "server_cpu_us_per_msg", "median"), 2),
+                known(stat("curves", g, "server_ctx_switches_per_msg", "median"), 2))
         }
     }
     finding("beyond", text)
@@ -1217,7 +1217,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
     }
     CK = "curves"
     if (text == "") return ""
-    text = rung " at " curve_n " connections" substr(text, 2)
+    text = rung " at " curve_n " connections:" substr(text, 2)
     if (got < 2) return text "; fewer than two quotas placed a knee, so the scaling is not " \
         "checked and no figure is given at a full core"
     r = E[1] / E[2]

@@ -230,8 +230,8 @@ static void check_blocking_listener(server_t *s)
     }
     expect(fds[0] >= 0 && wait_readable(fds[0], 0.5) == 0, "client 1 still has none after client 2 came");
     double share = cpu_share_over(s->pid, 0.5);
-    expect((!cpu_seen(share) || share < 0.1) && proc_state(s->pid) == 'S', "the server sleeps meanwhile (%.0f %% of a core, state %c)",
-           share * 100, proc_state(s->pid));
+    expect((!cpu_seen(share) || share < 0.1) && seen_state(s->pid) == 'S', "the server sleeps meanwhile (%.0f %% of a core, state %c)",
+           share * 100, seen_state(s->pid));
     for (int i = 0; i < 2; i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -262,9 +262,9 @@ static void check_eintr_fatal(server_t *s)
     sleep_s(0.5); /* idle, in epoll_wait(), as when a person presses Ctrl-Z */
     kill(s->pid, SIGSTOP);
     double deadline = now_s() + 5.0;
-    while (proc_state(s->pid) != 'T' && now_s() < deadline)
+    while (seen_state(s->pid) != 'T' && now_s() < deadline)
         sleep_s(0.001);
-    note("server state after SIGSTOP: %c", proc_state(s->pid));
+    note("server state after SIGSTOP: %c", seen_state(s->pid));
     sleep_s(0.2); /* a person's Ctrl-Z ... fg takes longer than this */
     kill(s->pid, SIGCONT);
     bool gone = ended_within(s, 2.0);
@@ -313,7 +313,7 @@ static void check_no_reaper(server_t *s)
 {
     for (int i = 0; i < 5; i++)
         one_echo(s, 1 + i, 1024);
-    int zombies = settle(proc_zombie_children, s->pid, 5, 2.0);
+    int zombies = settle(seen_zombie_children, s->pid, 5, 2.0);
     expect(zombies >= 5, "%d <defunct> children after 5 clients", zombies);
 }
 
@@ -325,11 +325,11 @@ static void check_reaper_once(server_t *s)
         one_echo(s, 1 + i, 1024);
         sleep_s(0.05);
     }
-    int after_one_by_one = settle(proc_zombie_children, s->pid, 0, 2.0);
+    int after_one_by_one = settle(seen_zombie_children, s->pid, 0, 2.0);
     expect(after_one_by_one == 0, "clients one by one: %d <defunct> left", after_one_by_one);
     size_t counts[6] = {0};
     many_at_once(s, 500, 64, ECHO_SHUT_AFTER_ECHO, 20.0, counts);
-    int left = settle(proc_zombie_children, s->pid, 0, 2.0);
+    int left = settle(seen_zombie_children, s->pid, 0, 2.0);
     expect(left > 0, "500 clients leaving at once: %d <defunct> children stay", left);
 }
 
@@ -338,7 +338,7 @@ static void check_reaper_once(server_t *s)
 static void check_parent_keeps_fd(server_t *s)
 {
     skip_test_unless(PROC_FDS, "the server's descriptor count");
-    int before = proc_fd_count(s->pid);
+    int before = seen_fd_count(s->pid);
     echo_t e;
     echo_init(&e, client_connect(s->port, 0), 3, 4096, ECHO_SHUT_AFTER_SEND);
     echo_run(&e, 1, &(echo_opts_t){.timeout_s = 2.0});
@@ -348,7 +348,7 @@ static void check_parent_keeps_fd(server_t *s)
         close(e.fd);
     for (int i = 0; i < 5; i++)
         one_echo(s, 10 + i, 64);
-    int after = proc_fd_count(s->pid);
+    int after = seen_fd_count(s->pid);
     expect(after >= before + 5, "the parent's descriptors grew from %d to %d over 6 clients", before, after);
 }
 
@@ -382,12 +382,12 @@ static void check_reuseport(server_t *s)
     bool started = server_start(&second, s->binary, &(launch_t){.port = port});
     expect(started, "a second copy started on port %s", port);
     if (started) {
-        int base1 = proc_fd_count(s->pid), base2 = proc_fd_count(second.pid);
+        int base1 = seen_fd_count(s->pid), base2 = seen_fd_count(second.pid);
         int fds[20];
         for (int i = 0; i < 20; i++)
             fds[i] = client_connect(s->port, 0);
         sleep_s(0.3);
-        int got1 = proc_fd_count(s->pid) - base1, got2 = proc_fd_count(second.pid) - base2;
+        int got1 = seen_fd_count(s->pid) - base1, got2 = seen_fd_count(second.pid) - base2;
         expect(got1 > 0 && got2 > 0, "20 clients split between them: %d and %d", got1, got2);
         for (int i = 0; i < 20; i++)
             if (fds[i] >= 0)

@@ -82,7 +82,7 @@ grep -q '^HAVE_SYS_EVENT_H:INTERNAL=1$' "$build/CMakeCache.txt" ||
 choice=$(sh "$root/clients/choose.sh" "$cc" --target="$target" --sysroot="$sysroot") ||
     fail "clients/choose.sh failed for $target"
 loop=${choice% *} reader=${choice#* }
-if grep -q "^-- loadgen: $loop event loop, clients/proc_$reader.c$" "$out/configure.log"; then
+if grep -q "^-- loadgen: $loop event loop, platform/proc_$reader.c$" "$out/configure.log"; then
     echo "ok   loadgen: the $loop loop and proc_$reader.c, as clients/choose.sh picks for $target"
 else
     fail "clients/choose.sh picks '$choice' for $target; CMake built:" \

@@ -11,7 +11,7 @@
 # them; 06-kqueue against macOS's own <sys/event.h> (the shim is not on the
 # include path); loadgen by clients/loadgen.mk, the make fragment `make wall`
 # builds it with, which must pick its kqueue event loop and its macOS process
-# reader (clients/proc_macos.c) for the target, not this Linux machine's
+# reader (platform/proc_macos.c) for the target, not this Linux machine's
 # epoll; and the test programs (echo_tests, loadgen_tests, fake_server, the
 # class kit's symptoms), their harness on the same reader, with echo_tests
 # once more on the portable one (proc_portable.c, ps(1)). Each output must be
@@ -88,15 +88,15 @@ for target in aarch64-macos x86_64-macos; do
         [ -f "$root/$rung/main.c" ] && build "$target" "$rung" "$root/$rung/main.c"
     done
     loadgen_for "$target"
-    h=$root/tests/harness.c p=$root/clients/proc.c
-    build "$target" echo_tests "$root/tests/echo_tests.c" "$h" "$p" "$root/clients/proc_macos.c"
+    h=$root/tests/harness.c p=$root/platform/proc.c
+    build "$target" echo_tests "$root/tests/echo_tests.c" "$h" "$p" "$root/platform/proc_macos.c"
     build "$target" echo_tests-portable "$root/tests/echo_tests.c" "$h" "$p" \
-        "$root/clients/proc_portable.c"
+        "$root/platform/proc_portable.c"
     build "$target" loadgen_tests "$root/tests/loadgen_tests.c" "$root/clients/stats.c" "$h" "$p" \
-        "$root/clients/proc_macos.c"
+        "$root/platform/proc_macos.c"
     build "$target" fake_server "$root/tests/fake_server.c"
     build "$target" symptoms -I "$root/tests" "$root/tests/class/symptoms.c" "$h" "$p" \
-        "$root/clients/proc_macos.c"
+        "$root/platform/proc_macos.c"
 done
 echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn" \
     "($zig, $version)"

@@ -5,7 +5,7 @@
 #   tests/portability/wall-run.sh ROOT SHELL RUNG [forced]
 #
 # In a copy of what `make wall` reads (the rung and its wall.sh, common/,
-# clients/, scripts/lib/, the kqueue shim), with a PATH that holds only tools macOS has as well:
+# clients/, platform/, scripts/lib/), with a PATH that holds only tools macOS has as well:
 #   sh and the shell running wall.sh   SHELL (posh or dash: strict POSIX sh;
 #                                      macOS's sh is bash 3.2)
 #   awk                                original-awk, the BWK awk of macOS,
@@ -40,10 +40,9 @@ trap 'exit 130' INT TERM
 
 tree=$work/tree
 mkdir -p "$tree/06-kqueue" "$tree/build" "$tree/scripts" "$tree/$(dirname "$rung")" || exit 1
-cp -R "$root/common" "$root/clients" "$tree/" &&
+cp -R "$root/common" "$root/clients" "$root/platform" "$tree/" &&
     cp -R "$root/$rung" "$tree/$(dirname "$rung")/" &&
-    cp -R "$root/scripts/lib" "$tree/scripts/" &&
-    cp -R "$root/06-kqueue/linux-shim" "$tree/06-kqueue/" || exit 1
+    cp -R "$root/scripts/lib" "$tree/scripts/" || exit 1
 rm -f "$tree/$rung/server" "$tree/$rung/server-release"
 
 bin=$work/bin

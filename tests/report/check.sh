@@ -21,7 +21,7 @@ fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
-curve-contended curve-both-saturated knees"
+curve-contended curve-both-saturated knees headroom headroom-nonlinear"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -294,6 +294,38 @@ knees) # the bisection rounds cut 02-fork's bracket (32000, failed at 64000) thr
             sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":" rate[i] * (ok[(run - 1) * 3 + i] ? 1 : 0.6), line)
             print line
         } }' "$RAW/curves.jsonl" >"$RAW/knees.jsonl" ;;
+headroom | headroom-nonlinear)
+    # 07-epoll and 08-io_uring swept again at 50% and 25% of a core: each
+    # sweep's knee bracketed at the doubling (the step above fails: 60% of
+    # it achieved), then bisected in three rounds. headroom: 07's knees,
+    # 45255 and 22627, scale to 90510 and 90508 (agree), 08's to 107634 and
+    # 107636; headroom-nonlinear: 07's 25% knee stays at its bracket's foot,
+    # 16000, which scales to 64000 (x1.41 off).
+    setting HEADROOM_RUNGS "07-epoll 08-io_uring"
+    setting HEADROOM_QUOTAS "50 25"
+    setting QUOTA_US 1000
+    awk -v nonlinear="$([ "$CASE" = headroom-nonlinear ] && echo 1)" '
+        function row(rung, q, run, rate, ok,    line) {
+            line = base; sub(/"rung":"[^"]*"/, "\"rung\":\"" rung "\",\"quota_pct\":" q, line)
+            sub(/"run":[0-9]+/, "\"run\":" run, line)
+            sub(/"rate_offered":[0-9.]+/, "\"rate_offered\":" rate, line)
+            sub(/"rate_achieved":[0-9.]+/, "\"rate_achieved\":" rate * (ok ? 1 : 0.6), line)
+            print line > (run ? knees : sweeps)
+        }
+        /"rung":"07-epoll","n":10000.*"rate_offered":4000/ { base = $0 }
+        END {
+            split("38055 45255 53817", k50, " "); split("19027 22627 26909", k25, " ")
+            split("45255 53817 64000", u50, " "); split("22627 26909 32000", u25, " ")
+            for (r = 4000; r <= 64000; r *= 2) {
+                row("07-epoll", 50, 0, r, r <= 32000); row("07-epoll", 25, 0, r, r <= 16000)
+                row("08-io_uring", 50, 0, r, r <= 32000); row("08-io_uring", 25, 0, r, r <= 16000)
+            }
+            for (run = 1; run <= 3; run++) for (i = 1; i <= 3; i++) {
+                row("07-epoll", 50, run, k50[i], i < 3)
+                row("07-epoll", 25, run, k25[i], i < 3 && !nonlinear)
+                row("08-io_uring", 50, run, u50[i], i < 3); row("08-io_uring", 25, run, u25[i], i < 3)
+            }
+        }' sweeps="$RAW/headroom.jsonl" knees="$RAW/headroom_knees.jsonl" "$RAW/curves.jsonl" ;;
 *) echo "check.sh: unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
@@ -519,6 +551,20 @@ curve-contended)
     all_reproduced_but ;;
 curve-both-saturated)
     expect walls reproduced "03-threads at 10000: 32000 msgs/s (both saturated at 64000 msgs/s), its wall at 64000 msgs/s"
+    all_reproduced_but ;;
+headroom)
+    finding headroom "07-epoll at 10000 connections: held to 50% of a core, 45255 msgs/s (median of 3 repeats, range 45255-45255), 90510 per full core"
+    finding headroom "held to 25% of a core, 22627 msgs/s (median of 3 repeats, range 22627-22627), 90508 per full core"
+    finding headroom "agree within x1.00 (one bisection step: x1.19): about 90510 msgs/s at a full core (range 90510-90510), scaled from 50%"
+    finding headroom "08-io_uring holds 1.19 x what 07-epoll does (about 107634 against 90510 msgs/s at a full core; their ranges, 107634-107634 and 90510-90510, apart)"
+    grep -q '^07-epoll,25,10000,22627,22627,22627,3,no,,90508,90508,90508$' "$WORK/headroom_capacity.csv" ||
+        { echo "FAIL: headroom_capacity.csv lacks 07-epoll's 25% row"; FAILS=$((FAILS + 1)); }
+    all_reproduced_but ;;
+headroom-nonlinear)
+    finding headroom "07-epoll at 10000 connections: held to 50% of a core, 45255 msgs/s"
+    finding headroom "the knees at 50% and 25% differ by x1.41, more than one bisection step: the cost per message changes with the rate, so no figure is given at a full core"
+    refute_finding headroom "08-io_uring holds"
+    refute_finding headroom "not told apart"
     all_reproduced_but ;;
 knees)
     expect walls reproduced "02-fork at 10000: 45255 msgs/s (median of 3 repeats, range 38055-53817)"

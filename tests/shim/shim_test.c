@@ -7,7 +7,7 @@
  * sanitizer report fails that check only, and a wait that never ends is
  * killed after CHECK_LIMIT_MS, so the program always ends by itself.
  *
- *   cc -std=c11 -Wall -Wextra -Werror -I../../06-kqueue/linux-shim shim_test.c -o shim_test && ./shim_test
+ *   cc -std=c11 -Wall -Wextra -Werror -I../../platform/kqueue-shim shim_test.c -o shim_test && ./shim_test
  *
  * Output: "PASS name" or "FAIL name: why" per check, then "N passed, N failed";
  * the exit status is non-zero if anything failed.
