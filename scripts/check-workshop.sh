@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # check-workshop.sh - keep the workshop's patches true.
 #
-#   scripts/check-workshop.sh [PATCH...]            check (the default)
-#   scripts/check-workshop.sh --refresh [PATCH...]  rewrite patches onto the tree
-#   scripts/check-workshop.sh --rewrite PATCH DIR   body from a resolved merge
+#   scripts/check-workshop.sh [EDITS...]            check (the default)
+#   scripts/check-workshop.sh --refresh [EDITS...]  write the solutions' patches
 #
-# With no PATCH, every docs/workshop/solutions/*.patch and
-# docs/workshop/bugs/*.patch. Each patch is a description followed by plain
-# `git diff` output against the repository root (a bug patch stores that
-# diff rot13-encoded, see scripts/lib/labpatch.sh: each patch is decoded
-# into the scratch directory before it is read, and --refresh and
-# --rewrite encode what they write back); the description may hold,
-# each on a line of its own:
+# With no EDITS, every docs/workshop/solutions/*.edits and
+# docs/workshop/bugs/*.edits (a solution's NAME.patch names its NAME.edits).
+# Each is a description followed by edits that find their place by a
+# function's name (scripts/lib/labpatch.sh; a bug's are rot13-encoded):
+# each is made into a patch of the tree as it is (lab_patch) in the scratch
+# directory before it is read. The description may hold, each on a line of
+# its own:
 #   Caught-by: TEST...   (bug patches) ctest names that must FAIL once applied
 #   Changes: TEST...     (solutions) tests no longer expected to pass
 #   Adds: TEST...        (solutions) tests the patch adds (tests/workshop/)
 #
 # Check: the tracked files of this tree (uncommitted edits included) are
-# copied to a scratch directory. Each patch in turn is applied there with
-# plain `git apply` and each rung it touches (all of them, for common/) is
-# built the way a student builds it, `make server` (one compiler call: ASan + UBSan, -Werror, the
-# phase Makefile's flags); a tests/workshop/*.cmake it adds has its test
+# copied to a scratch directory. Each patch in turn is made of it and
+# applied there with plain `git apply` (a solution's must be the NAME.patch
+# beside its edits, byte for byte: students apply that one), and each rung
+# it touches (all of them, for common/) is built the way a student builds
+# it, `make server` (one compiler call: ASan + UBSan, -Werror, the phase
+# Makefile's flags); a tests/workshop/*.cmake it adds has its test
 # program built with one compiler call too. The binaries are kept aside and
 # the copy reset for the next patch. The tests run CHECK_JOBS at a time
 # (default 3 per CPU), with the suite's own program (tests/echo_tests.c,
@@ -42,17 +43,14 @@
 # It starts servers: on a shared machine, run it alone (under a lock:
 # flock FILE scripts/check-workshop.sh).
 #
-# Refresh (for maintainers, after the rungs change): each patch is re-applied
-# onto this tree's HEAD (plus uncommitted edits), first as is and else with a
-# three-way merge (`git apply -3`, which finds the patch's original files in
-# the repository's history), and its body is rewritten from the result; the
-# description above the first "diff --git" line is kept. A patch that does not
-# merge cleanly is left untouched and reported, and the merge is kept in
-# build/check-workshop/resolve/NAME (a git tree with conflict markers): fix
-# the marked files there, then
-#   scripts/check-workshop.sh --rewrite PATCH build/check-workshop/resolve/NAME
-# writes the patch body from that tree (the header is kept).
-# Run the check afterwards: a refreshed bug must still be caught.
+# Refresh (for maintainers, after a rung changes, or a solution's edits):
+# each solution's NAME.patch is written anew from its edits and this tree
+# (uncommitted edits included). A bug has no patch to write: lab.sh and the
+# check make it of the tree when they need it; refresh says whether its
+# edits still find their place. An edit that does not (the code it names was
+# renamed, moved to another file or rewritten) is reported with its file and
+# function, and its patch left alone: change the edit, then refresh. Run the
+# check afterwards: a refreshed bug must still be caught.
 #
 # Environment: CC (default clang, as scripts/test.sh), CHECK_JOBS (default 3 per
 # CPU), CHECK_BUILD_JOBS (make -j for the rungs, default 2).
@@ -78,15 +76,18 @@ patches=()
 for arg in "$@"; do
     case "$arg" in
     --refresh) mode=refresh ;;
-    --rewrite) mode=rewrite ;;
     -h | --help) sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
     -*) echo "check-workshop: unknown option $arg (try --help)" >&2; exit 2 ;;
-    *) patches+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")") ;;
+    *)
+        arg=${arg%.patch}
+        arg=${arg%.edits}.edits
+        patches+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")")
+        ;;
     esac
 done
 if [ ${#patches[@]} -eq 0 ]; then
     shopt -s nullglob
-    patches=("$root"/docs/workshop/solutions/*.patch "$root"/docs/workshop/bugs/*.patch)
+    patches=("$root"/docs/workshop/solutions/*.edits "$root"/docs/workshop/bugs/*.edits)
     shopt -u nullglob
 fi
 if [ ${#patches[@]} -eq 0 ]; then
@@ -94,6 +95,7 @@ if [ ${#patches[@]} -eq 0 ]; then
     exit 0
 fi
 
+LAB_ROOT=$root
 source "$root/scripts/lib/labpatch.sh"
 export CC=${CC:-clang}
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
@@ -115,26 +117,21 @@ git_() { git -C "$src" -c user.name=check-workshop -c user.email=check@localhost
 
 # ---- reading a patch --------------------------------------------------------
 
-# plain_copy PATCH: the path of PATCH decoded (as git apply reads it), under
-# the scratch directory in a folder named like PATCH's (bugs, solutions).
+# plain_copy EDITS: the path of the patch EDITS makes of the scratch tree
+# (as git apply reads it), under the scratch directory in a folder named
+# like EDITS's (bugs, solutions); labedit's message in its .why.
 plain_copy() {
     local out
-    out=$scratch/plain/$(basename "$(dirname "$1")")/$(basename "$1")
-    mkdir -p "$(dirname "$out")" && lab_patch_decode "$1" >"$out" && echo "$out"
-}
-
-# stored_form ORIGINAL NEW: NEW rewritten in place the way ORIGINAL is stored
-# (encoded, if ORIGINAL's diff is).
-stored_form() {
-    lab_patch_is_encoded "$1" || return 0
-    lab_patch_encode "$2" >"$2.encoded" && mv "$2.encoded" "$2"
+    out=$scratch/plain/$(basename "$(dirname "$1")")/$(basename "$1" .edits).patch
+    mkdir -p "$(dirname "$out")" && reset_scratch
+    lab_patch "$1" "$src" >"$out" 2>"$out.why"
+    echo "$out"
 }
 
 # The words of every "KEY:" line in the description (before the diff).
 header_field() {
     awk -v key="$2:" '/^diff --git /{exit} $1 == key {for (i = 2; i <= NF; i++) print $i}' "$1"
 }
-description() { awk '/^(diff --git|qvss --tvg) /{exit} {print}' "$1"; }
 body() { awk 'found || /^diff --git /{found = 1; print}' "$1"; }
 
 # Rung folders the diff touches; common/ touches them all.
@@ -176,28 +173,21 @@ listed_tests() {
 # ---- the scratch tree -------------------------------------------------------
 
 # A git repository holding exactly the tracked files of this tree as they are
-# now, committed as "base". Cloned from this repository when there is one,
-# so that its history (the blobs `git apply -3` needs) is at hand.
+# now (those deleted in the working tree left out), committed as "base"; with
+# no repository, the files less build/ and results/. (tar -T and these
+# options are POSIX pax-era ones that GNU and BSD tar share.)
 make_scratch() {
-    if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1 &&
-        git clone -q --shared --no-checkout "$root" "$src" &&
-        git_ checkout -q --detach "$(git -C "$root" rev-parse HEAD)"; then
-        # Tracked files as they are now; those deleted in the working tree are
-        # deleted here too. (tar -T and these options are POSIX pax-era
-        # ones that GNU and BSD tar share.)
+    mkdir -p "$src" || return 1
+    if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
         (cd "$root" && git ls-files |
             while IFS= read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done) \
             >"$scratch/files" || return 1
         tar -C "$root" -cf - -T "$scratch/files" | tar -C "$src" -xf - || return 1
-        git -C "$root" ls-files --deleted | while IFS= read -r f; do rm -f "$src/$f"; done
     else
-        # No repository, or one git cannot clone: the files alone will do for
-        # checking (--refresh then cannot merge three-way).
-        rm -rf "$src" && mkdir -p "$src" &&
-            tar -C "$root" --exclude=./build --exclude=./results --exclude=./.git -cf - . |
-            tar -C "$src" -xf - && git_ init -q || return 1
+        tar -C "$root" --exclude=./build --exclude=./results --exclude=./.git -cf - . |
+            tar -C "$src" -xf - || return 1
     fi
-    git_ add -A && git_ commit -q --allow-empty -m base && git_ tag base
+    git_ init -q && git_ add -A && git_ commit -q --allow-empty -m base && git_ tag base
 }
 
 reset_scratch() {
@@ -349,12 +339,21 @@ job_result() { # id log
 # ("JOB TEST" lines); a patch that failed before testing has its verdict
 # there already. prepare_patch sets plan, kind and log for the steps below.
 np=0
-prepare_patch() {
+prepare_patch() { # plain-copy [stored-patch]
     local patch=$1 rungs caught changes adds
     plan_patch "$patch"
     reset_scratch
+    if [ -s "$patch.why" ]; then
+        cat "$patch.why" >>"$log"
+        early "does not apply: $(sed 's/^labedit: [^ ]* line [0-9]*: //' "$patch.why")"
+        return
+    fi
+    if [ -n "${2:-}" ] && ! cmp -s "$patch" "$2"; then
+        early "$(basename "$2") is not what its edits make of this tree (run --refresh)"
+        return
+    fi
     if ! git_ apply "$patch" >>"$log" 2>&1; then
-        early "does not apply (git apply; try --refresh); log: $log"
+        early "does not apply (git apply); log: $log"
         return
     fi
     rungs=$(touched_rungs "$patch")
@@ -528,72 +527,25 @@ judge_patch() { # N
 
 # ---- refresh ----------------------------------------------------------------
 
-# The patch's description, then the diff of tree $1 (a scratch-like git tree
-# with a "base" tag) against base, into $2.
-write_patch() { # tree patch out
-    {
-        description "$2"
-        git -C "$1" -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --cached --no-color \
-            --no-ext-diff --no-renames base
-    } >"$3"
-}
-
+# refresh_patch EDITS: a solution's NAME.patch written from its edits; a
+# bug's edits tried.
 refresh_patch() {
-    local patch=$1 name new how keep plain
-    name="$(basename "$(dirname "$patch")")/$(basename "$patch" .patch)"
-    plain=$(plain_copy "$patch")
-    reset_scratch
-    if git_ apply --index "$plain" 2>/dev/null; then
-        how="applied as is"
-    elif git_ apply -3 "$plain" >"$scratch/apply.log" 2>&1; then
-        how="three-way merged"
+    local edits=$1 name plain stored
+    name="$(basename "$(dirname "$edits")")/$(basename "$edits" .edits)"
+    plain=$(plain_copy "$edits")
+    if [ -s "$plain.why" ]; then
+        verdict FAIL "$name" "$(sed 's/^labedit: [^ ]* line [0-9]*: //' "$plain.why")"
+    elif [ "$(basename "$(dirname "$edits")")" = bugs ]; then
+        verdict ok "$name" "its edits find their place (made when used: no patch to write)"
+    elif stored=${edits%.edits}.patch && cmp -s "$plain" "$stored"; then
+        verdict ok "$name" "unchanged"
     else
-        keep=$logs/resolve/$(basename "$patch" .patch)
-        rm -rf "$keep" && mkdir -p "$logs/resolve" && cp -a "$src" "$keep"
-        local files
-        files=$(git_ diff --name-only --diff-filter=U | tr '\n' ' ')
-        verdict FAIL "$name" \
-            "conflicts in $files- fix them in $keep, then: $0 --rewrite $patch $keep"
-        return
+        cp "$plain" "$stored" && verdict ok "$name" "rewritten: $(basename "$stored")"
     fi
-    new=$scratch/new.patch
-    write_patch "$src" "$plain" "$new" && stored_form "$patch" "$new"
-    if cmp -s "$new" "$patch"; then
-        verdict ok "$name" "unchanged ($how)"
-    else
-        cp "$new" "$patch"
-        verdict ok "$name" "rewritten ($how)"
-    fi
-}
-
-# --rewrite PATCH DIR: DIR is a merge kept by refresh, its conflicts fixed.
-rewrite_patch() {
-    local patch=$1 dir=$2
-    if ! git -C "$dir" rev-parse -q --verify base >/dev/null 2>&1; then
-        echo "check-workshop: $dir is not a tree kept by --refresh" >&2
-        exit 2
-    fi
-    git -C "$dir" add -A -- . ':!build'
-    if git -C "$dir" diff --cached base | grep -qE '^\+(<<<<<<<|>>>>>>>|=======$)'; then
-        echo "check-workshop: conflict markers left in $dir:" >&2
-        git -C "$dir" diff --cached base | grep -nE '^\+(<<<<<<<|>>>>>>>)' >&2
-        exit 1
-    fi
-    write_patch "$dir" "$patch" "$patch.new" && stored_form "$patch" "$patch.new" &&
-        mv "$patch.new" "$patch"
-    echo "rewrote $patch from $dir; now check it: $0 $patch"
 }
 
 # ---- main -------------------------------------------------------------------
 
-if [ "$mode" = rewrite ]; then
-    if [ ${#patches[@]} -ne 2 ] || [ ! -f "${patches[0]}" ] || [ ! -d "${patches[1]}" ]; then
-        echo "usage: $0 --rewrite PATCH DIR" >&2
-        exit 2
-    fi
-    rewrite_patch "${patches[0]}" "${patches[1]}"
-    exit
-fi
 started=$SECONDS
 if ! make_scratch >"$logs/scratch.log" 2>&1; then
     echo "check-workshop: cannot make a scratch copy of the tree; see $logs/scratch.log" >&2
@@ -622,7 +574,7 @@ for p in "${patches[@]}"; do
     case $p in */bugs/*) prepare_patch "$(plain_copy "$p")"; launch_new ;; esac
 done
 for p in "${patches[@]}"; do
-    case $p in */bugs/*) ;; *) prepare_patch "$(plain_copy "$p")" ;; esac
+    case $p in */bugs/*) ;; *) prepare_patch "$(plain_copy "$p")" "${p%.edits}.patch" ;; esac
 done
 built=$SECONDS
 echo "(applied and built in $((built - started)) s, the bugs' tests meanwhile;" \

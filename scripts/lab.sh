@@ -29,18 +29,20 @@
 # processes or threads), says "not on this system" with the reason and
 # exits 77 from plant and check, never 1 (RED) or 0 (GREEN).
 #
-# Labs have codes, not names: a name would be the answer. A lab's patch,
-# docs/workshop/bugs/CODE.patch, keeps its diff rot13-encoded
-# (scripts/lib/labpatch.sh), so neither a glance at it nor a `git log -p`
-# that shows it reads as the bug.
+# Labs have codes, not names: a name would be the answer. A lab,
+# docs/workshop/bugs/CODE.edits, is a list of edits that find their place
+# by a function's name (scripts/lib/labpatch.sh), so a refactor of the code
+# around them leaves it planting; they are kept rot13-encoded, so neither a
+# glance at the file nor a `git log -p` that shows it reads as the bug.
 #
 # plant (here, in the facilitator's repository: a rehearsal; students get
 # kits): uncommitted work (edits, new files, a solution applied with git
 # apply) is set aside with `git stash --include-untracked` (the entry names
-# the code only), and the script says so. The bug is then applied to the
-# working tree alone, and the files it changes are marked
-# `git update-index --skip-worktree`, so that git show, git log -p, git
-# diff, git status and git stash show nothing of it. That keeps it out of
+# the code only), and the script says so. The bug is then made of the tree
+# as it is (its edits as a patch) and applied to the working tree alone,
+# and the files it changes are marked `git update-index --skip-worktree`,
+# so that git show, git log -p, git diff, git status and git stash show
+# nothing of it. That keeps it out of
 # the way, not secret: `git ls-files -v` marks those files with an S, the
 # planted blob is in the object store (git fsck), and they are the newest
 # files (ls -t); which is why students get kits, where nothing is planted
@@ -66,7 +68,7 @@
 # repositories in DIR (a new folder): DIR/io-ladder.git, the class kit, and
 # DIR/L1.git ... DIR/L16.git, one per lab. Each holds the tracked files less
 # what docs/workshop/kit-omits.txt names (the guide, the answer table, the
-# bug and solution patches, the class tests that plant them) and less the
+# bug's edits and the solutions, the class tests that plant them) and less the
 # facilitator blocks of the documents (between "<!-- facilitator -->" and
 # "<!-- /facilitator -->"), as one commit with no parent, and no object that
 # commit does not hold. A lab's kit has its bug in that commit and a file
@@ -97,7 +99,7 @@ labs_platform
 # A student kit has no patches; its lab (if it is a lab's kit) is named in
 # .ladder-lab.
 kit=no
-[ -n "$(ls "$bugs"/L*.patch 2>/dev/null)" ] || kit=yes
+[ -n "$(ls "$bugs"/L*.edits 2>/dev/null)" ] || kit=yes
 kit_lab=""
 [ -f "$root/.ladder-lab" ] && kit_lab=$(sed -n 1p "$root/.ladder-lab")
 
@@ -118,14 +120,14 @@ git_() {
 }
 
 get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
-patch_of() { echo "$bugs/$1.patch"; }
+edits_of() { echo "$bugs/$1.edits"; }
 known() {
     case $1 in */* | .*) return 1 ;; esac
     lab_known "$1"
 }
 need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
 need_patch() {
-    [ $kit = no ] && [ -f "$(patch_of "$1")" ] && return 0
+    [ $kit = no ] && [ -f "$(edits_of "$1")" ] && return 0
     [ -n "$kit_lab" ] && die "this kit is lab $kit_lab's: its bug is in the code as you cloned it"
     die "labs come as kits of their own: ask the facilitator for lab $1's" \
         "(git clone .../$1.git)"
@@ -135,8 +137,10 @@ need_patch() {
 scratch_dir() {
     [ -n "$scratch" ] || scratch=$(mktemp -d "$gitdir/ladder-lab.XXXXXX") || die "mktemp failed"
 }
-# plain CODE: the path of the lab's patch as git apply reads it.
-plain() { lab_patch_decode "$(patch_of "$1")" >"$scratch/$1.patch" && echo "$scratch/$1.patch"; }
+# plain CODE: the path of the lab's patch as git apply reads it, made of the
+# working tree as it is now (labedit's message on $scratch/why if it cannot).
+plain() { lab_patch "$(edits_of "$1")" "$root" >"$scratch/$1.patch" 2>"$scratch/why" &&
+    echo "$scratch/$1.patch"; }
 
 # The tests that catch it here (labs.txt: its Caught-by line, less the tests
 # on rungs this system does not build).
@@ -195,14 +199,15 @@ set_work_aside() {
     echo "  'scripts/lab.sh reset' puts it back."
 }
 
-# solution_out_of_the_way: where the lab does not apply, a solution
-# committed on the branch may be in the way (L16 changes code that
-# edge-triggered.patch removes): it is taken out if that lets it apply.
+# solution_out_of_the_way: the lab's patch in $patch, made of the tree;
+# where it cannot be, a solution committed on the branch may be in the way
+# (L16 changes code that edge-triggered.patch removes): it is taken out if
+# that lets the lab apply.
 solution_out_of_the_way() {
-    git apply --check "$patch" >/dev/null 2>&1 && return 0
+    patch=$(plain "$code") && return 0
     for s in $(solutions_in_tree cached); do
         if git apply -R "$solutions/$s.patch" 2>/dev/null; then
-            if git apply --check "$patch" >/dev/null 2>&1; then
+            if patch=$(plain "$code"); then
                 echo "Your branch carries the $s solution; it is taken out for the lab," \
                     "which starts from the rung without it."
                 break
@@ -219,7 +224,6 @@ cmd_plant() {
     lab_ready "$code" || not_here "lab $code: $LAB_WHY (nothing is planted; lab.sh list)"
     plant_preflight
     head_commit=$(git rev-parse HEAD) || die "this clone has no commit"
-    patch=$(plain "$code") || die "cannot read $(patch_of "$code")"
     set_work_aside
     {
         echo "code=$code"
@@ -227,10 +231,11 @@ cmd_plant() {
         echo "stash=$stash"
     } >"$state"
     solution_out_of_the_way
-    if ! git apply "$patch" 2>/dev/null; then
+    if [ -z "$patch" ] || ! git apply "$patch" 2>/dev/null; then
         undo_plant
         die "lab $code does not apply to your branch (it changes $(rung_of "$code");" \
-            "has your branch changed it?); nothing is planted and your work is back"
+            "has your branch changed it?); nothing is planted and your work is back:" \
+            "$(sed 's/^labedit: [^ ]* line [0-9]*: //' "$scratch/why")"
     fi
     hide_planted
     echo "Lab $code is planted in $(rung_of "$code") (git diff and git status show nothing of it)."
@@ -405,7 +410,7 @@ cmd_check() {
 # ---- reveal, list, status ---------------------------------------------------
 
 # The facilitator's step, once a pair has a fix (or for the wrap-up): the
-# answer from bugs/ANSWERS.md and the planted diff. It asks for
+# answer from bugs/ANSWERS.md and the planted edits. It asks for
 # --facilitator so that no student meets the answer by trying the commands
 # of the usage; it is a gate against accidents, not a lock.
 cmd_reveal() {
@@ -420,8 +425,24 @@ cmd_reveal() {
     awk -v head="### \`$code\` " 'index($0, head) == 1 { on = 1; print; next }
         on && /^### / { exit } on { print }' "$bugs/ANSWERS.md"
     echo
-    echo "The planted change (docs/workshop/bugs/$code.patch, decoded):"
-    awk 'found || /^diff --git /{found = 1; print}' "$(plain "$code")"
+    reveal_change "$code"
+}
+
+# reveal_change CODE: the patch its edits make of HEAD's files, or the edits
+# themselves where they find no place there (a solution in the way).
+reveal_change() {
+    head_tree=$scratch/head
+    lab_edits_files "$(edits_of "$1")" | while IFS= read -r f; do
+        mkdir -p "$head_tree/$(dirname "$f")" &&
+            { git show "HEAD:$f" >"$head_tree/$f" 2>/dev/null || rm -f "$head_tree/$f"; }
+    done
+    if lab_patch "$(edits_of "$1")" "$head_tree" >"$scratch/reveal.patch" 2>/dev/null; then
+        echo "The planted change (docs/workshop/bugs/$1.edits, as a patch of HEAD):"
+        sed -n '/^diff --git /,$p' "$scratch/reveal.patch"
+    else
+        echo "The planted change (docs/workshop/bugs/$1.edits, decoded):"
+        lab_edits_plain "$(edits_of "$1")" | sed -n '/^@@ /,$p'
+    fi
 }
 
 # The codes in their order, each with its rung and whether this system can
@@ -528,7 +549,7 @@ cmd_kit() {
     echo "class kit: $dir/io-ladder.git"
     for n in $(lab_codes); do
         kit_tree "$work"
-        (cd "$work" && git apply "$(plain "$n")") || die "lab $n does not apply to HEAD"
+        lab_edits_apply "$(edits_of "$n")" "$work" || die "lab $n does not apply to HEAD"
         echo "$n" >"$work/.ladder-lab"
         kit_commit "$work" "$dir/$n.git" "The I/O ladder: the kit of lab $n"
     done

@@ -25,13 +25,13 @@ lab() { "$SH" scripts/lab.sh "$@"; }
 
 echo "== labs.txt against the patches"
 codes=$(awk '$1 == "lab" { print $2 }' $list)
-patches=$(for p in docs/workshop/bugs/L*.patch; do basename "$p" .patch; done | sort)
+patches=$(for p in docs/workshop/bugs/L*.edits; do basename "$p" .edits; done | sort)
 [ "$(echo "$codes" | sort)" = "$patches" ] && ok "a lab for each patch: $(echo $codes)" ||
     fail "labs.txt names $(echo $codes), the patches are $(echo $patches)"
 for c in $codes; do
-    p=docs/workshop/bugs/$c.patch
+    p=docs/workshop/bugs/$c.edits
     [ -f "$p" ] || continue
-    want=$(awk '/^(diff|qvss) --(git|tvg) /{exit} $1 == "Caught-by:" {
+    want=$(awk '/^@@ /{exit} $1 == "Caught-by:" {
         for (i = 2; i <= NF; i++) print $i }' "$p" | sort | tr '\n' ' ')
     got=$(LADDER_FORCE_PORTABLE=0 "$SH" -c '. scripts/lib/ladder.sh; ladder_platform
         LAB_ROOT=.; . scripts/lib/labs.sh; lab_tests "$0" linux' "$c" | sort | tr '\n' ' ')

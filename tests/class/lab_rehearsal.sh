@@ -41,6 +41,7 @@ fi
 cd "$clone" || exit 2
 g() { git -c user.name=student -c user.email=student@localhost "$@"; }
 g init -q && g add -A && g commit -qm "fresh clone" || exit 2
+LAB_ROOT=$(pwd)
 . scripts/lib/labpatch.sh
 EDIT=05-poll/README.md
 
@@ -98,8 +99,11 @@ check_lab() {
     code=$1
     name=$(name_of "$code")
     [ -n "$name" ] || { fail "$code: not in docs/workshop/bugs/ANSWERS.md"; return; }
+    # The patch its edits make of the tree as cloned (kept for the later
+    # checks, made over a committed solution).
     patch=$tmp/$code.patch
-    lab_patch_decode "docs/workshop/bugs/$code.patch" >"$patch"
+    [ -s "$patch" ] || lab_patch "docs/workshop/bugs/$code.edits" . >"$patch" ||
+        fail "$code: its edits find no place"
     applied=no
     git apply --check "$patch" 2>/dev/null && applied=yes
     echo "/* the student's note */" >>"$EDIT"
@@ -131,13 +135,13 @@ check_lab() {
 }
 
 codes=$(sh scripts/lab.sh list | awk '{ print $1 }')
-[ "$(echo "$codes" | wc -w)" -eq "$(ls docs/workshop/bugs/*.patch | wc -l)" ] ||
+[ "$(echo "$codes" | wc -w)" -eq "$(ls docs/workshop/bugs/*.edits | wc -l)" ] ||
     fail "lab.sh list does not name every lab: $(echo $codes)"
 for code in $codes; do check_lab "$code"; done
 
 echo
 echo "== a fix: lab.sh diff shows it, reset saves it"
-lab_patch_decode docs/workshop/bugs/L1.patch >"$tmp/L1.patch"
+lab_patch docs/workshop/bugs/L1.edits . >"$tmp/L1.patch" || fail "L1's edits find no place"
 sh scripts/lab.sh plant L1 >/dev/null 2>&1 || fail "plant L1"
 git apply -R "$tmp/L1.patch" || fail "the fix (the patch reversed) does not apply"
 [ -z "$(git diff)" ] || fail "git diff shows an edit of a planted file (expected: hidden)"

@@ -15,8 +15,8 @@
 #   lab.sh: list, status, diff, reveal, plant.
 # A look gives the answer away when what it prints holds: a line of code the
 # bug replaced (it is in no file of the kit, so only a diff or an old object
-# can show it), a hunk header of the bug's patch, any line of any lab's patch
-# rot13-encoded or a patch's encoded "diff --git a/" line, a lab's code beside
+# can show it), a hunk header of the patch the bug's edits make, any line of
+# any lab's patch rot13-encoded or an encoded edit's header ("@@ rqvg"), a lab's code beside
 # its bug's name (bugs/ANSWERS.md), a facilitator block; or, for file times,
 # when the planted file is the newest or the oldest. The kits must also hold
 # nothing of kit-omits.txt, no file but the planted ones (and .ladder-lab)
@@ -50,20 +50,23 @@ else
     (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$fac" -xf - || exit 2
 fi
 (cd "$fac" && g init -q && g add -A && g commit -qm "the facilitator's tree") || exit 2
+LAB_ROOT=$fac
 . "$fac/scripts/lib/labpatch.sh"
 codes=$(awk '$1 == "lab" { print $2 }' "$fac/docs/workshop/bugs/labs.txt")
 [ -n "$codes" ] || { echo "FAIL no lab in docs/workshop/bugs/labs.txt"; exit 1; }
 
 # ---- what would give each lab away -------------------------------------------------
 
-# The facilitator's secrets, per lab, in $tmp/secret/CODE.*: .patch (decoded),
+# The facilitator's secrets, per lab, in $tmp/secret/CODE.*: .patch (its edits'
+# patch),
 # .files (the files it changes), .hunks (its hunk headers), .old (the lines it
 # removes, as text), .rot (every diff line of it rot13-encoded, as text), .name.
 mkdir -p "$tmp/secret"
 texts() { sed 's/^[-+]//; s/^[[:space:]]*//; s/[[:space:]]*$//' | awk 'length($0) >= 12'; }
 for c in $codes; do
     s=$tmp/secret/$c
-    lab_patch_decode "$fac/docs/workshop/bugs/$c.patch" >"$s.patch"
+    lab_patch "$fac/docs/workshop/bugs/$c.edits" "$fac" >"$s.patch" ||
+        fail "$c: its edits find no place"
     sed -n 's|^+++ b/||p' "$s.patch" >"$s.files"
     grep '^@@ ' "$s.patch" | sed 's/ @@.*/ @@/' >"$s.hunks"
     awk '/^diff --git /{ body = 1 } body && /^-/ && !/^--- /' "$s.patch" | texts | sort -u >"$s.old"
@@ -74,7 +77,7 @@ for c in $codes; do
     [ -s "$s.name" ] && [ -s "$s.files" ] || fail "$c: no patch or no entry in bugs/ANSWERS.md"
 done
 cat "$tmp"/secret/*.rot | sort -u >"$tmp/all.rot"
-echo 'qvss --tvg n/' >>"$tmp/all.rot"
+printf '%s\n' 'qvss --tvg n/' '@@ rqvg ' '@@ qryrgr ' >>"$tmp/all.rot"
 
 # gone CLONE CODE: the removed lines of CODE that no tracked file of CLONE
 # holds (its own lines, when the lab is planted there; none for another lab).

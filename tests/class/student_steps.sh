@@ -78,8 +78,9 @@ git checkout -q 05-poll/main.c
 expect_check green "after git checkout"
 
 step "4. the lab as a patch: git apply, then git apply -R"
+LAB_ROOT=$(pwd)
 . scripts/lib/labpatch.sh
-lab_patch_decode docs/workshop/bugs/L1.patch >"$tmp/L1.patch"
+lab_patch docs/workshop/bugs/L1.edits . >"$tmp/L1.patch" || fail "L1's edits find no place"
 git apply "$tmp/L1.patch" || fail "git apply"
 expect_check red "after git apply"
 git apply -R "$tmp/L1.patch" || fail "git apply -R"

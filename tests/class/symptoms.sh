@@ -4,8 +4,8 @@
 # For each LAB (a symptom check of symptoms.c, named after the bug): find
 # the lab's code in the facilitator's key (docs/workshop/bugs/ANSWERS.md,
 # "### `CODE` NAME"), copy the tracked files of this tree to a scratch
-# directory, apply docs/workshop/bugs/CODE.patch there (decoded, then plain
-# `git apply`), build the rung it breaks with its own Makefile (`make server`:
+# directory, apply docs/workshop/bugs/CODE.edits there (the patch they make
+# of this tree, then plain `git apply`), build the rung it breaks with its own Makefile (`make server`:
 # ASan + UBSan, as the lab sheet has students do), and run
 # `symptoms SERVER LAB`, which passes only if the symptom the lab sheet
 # names is there. With --control the patch is not applied: the unbroken
@@ -19,6 +19,7 @@ control=no
 if [ "${1:-}" = --control ]; then control=yes; shift; fi
 cd "$(dirname "$0")/../.." || exit 2
 root=$(pwd)
+LAB_ROOT=$root
 . "$root/scripts/lib/labpatch.sh"
 CC=${CC:-clang}
 command -v "$CC" >/dev/null 2>&1 || CC=cc
@@ -44,11 +45,12 @@ for lab in "$@"; do
     code=$(awk -v name="$patch_name" \
         '/^### `/ && $3 == name { gsub(/`/, "", $2); print $2; exit }' \
         "$root/docs/workshop/bugs/ANSWERS.md")
-    patch=$root/docs/workshop/bugs/$code.patch
+    patch=$root/docs/workshop/bugs/$code.edits
     [ -n "$code" ] && [ -f "$patch" ] || {
         echo "FAIL $lab: no lab $patch_name in ANSWERS.md"; failed=1; continue
     }
-    lab_patch_decode "$patch" >"$scratch/$lab.patch"
+    lab_patch "$patch" "$root" >"$scratch/$lab.patch" ||
+        { echo "FAIL $lab: $code.edits finds no place in this tree"; failed=1; continue; }
     patch=$scratch/$lab.patch
     # The rung named in the patch's title; net.h labs are shown on 07-epoll.
     rung=$(sed -n '1s/.*(\([0-9][0-9]-[a-z]*\).*/\1/p' "$patch")
@@ -59,7 +61,7 @@ for lab in "$@"; do
         echo "FAIL $lab: cannot copy the tree"; failed=1; continue
     }
     if [ $control = no ] && ! (cd "$tree" && git apply "$patch"); then
-        echo "FAIL $lab: $code.patch ($patch_name) does not apply"; failed=1; continue
+        echo "FAIL $lab: $code's patch ($patch_name) does not apply"; failed=1; continue
     fi
     if ! make -s -C "$tree/$rung" server >"$scratch/$lab.build" 2>&1; then
         cat "$scratch/$lab.build"

@@ -38,6 +38,11 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
   # stays out of git show, diff and status; reset gives the tree back.
   add_test(NAME class:lab-rehearsal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_rehearsal.sh)
   set_tests_properties(class:lab-rehearsal PROPERTIES TIMEOUT 120 LABELS "class")
+  # Every lab and solution still applies and compiles after a refactor of
+  # the code around them (a scratch copy: comments, banners, two functions
+  # swapped), which the line patches of the tree as it was do not survive.
+  add_test(NAME class:lab-refactor COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_refactor.sh)
+  set_tests_properties(class:lab-refactor PROPERTIES TIMEOUT 120 LABELS "class")
 
   # One per-platform lab list (docs/workshop/bugs/labs.txt) against the
   # patches, the lab sheet, the documents' tables and doctor.sh; again under
