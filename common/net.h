@@ -262,28 +262,42 @@ static inline void parse_options(int argc, char **argv, server_options_t *opts,
 
 /* ---- the listening socket ---------------------------------------------- */
 
-static inline int open_listener(const server_options_t *opts)
+/*
+ * A TCP socket bound to opts->addr and `port`, not yet listening; with
+ * `share`, one of several sockets on that port (SO_REUSEPORT: 09-reuseport's
+ * loops, each with its own). Fatal at start-up, like every failure here.
+ */
+static inline int bind_socket(const server_options_t *opts, const char *port, bool share)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
     struct addrinfo *ai;
-    int rc = getaddrinfo(opts->addr, opts->port, &hints, &ai);
+    int rc = getaddrinfo(opts->addr, port, &hints, &ai);
     if (rc != 0) /* both numeric and checked: the system lacks that family, or memory */
-        log_msg("address %s port %s: %s", opts->addr, opts->port, gai_strerror(rc)), exit(1);
+        log_msg("address %s port %s: %s", opts->addr, port, gai_strerror(rc)), exit(1);
     int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
     if (fd < 0)
         fatal("socket");
     /*
      * Without SO_REUSEADDR a restart fails for a minute while the previous
-     * run's connections sit in TIME_WAIT. (Not SO_REUSEPORT: on Linux that
-     * would let a second copy bind the same port and silently share it.)
+     * run's connections sit in TIME_WAIT. (Not SO_REUSEPORT unless asked: on
+     * Linux that would let a second copy bind the same port and silently
+     * share it.)
      */
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
         fatal("setsockopt SO_REUSEADDR");
+    if (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
+        fatal("setsockopt SO_REUSEPORT");
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
-        fatal("bind %s port %s", opts->addr, opts->port);
+        fatal("bind %s port %s", opts->addr, port);
     freeaddrinfo(ai);
+    return fd;
+}
+
+static inline int open_listener(const server_options_t *opts)
+{
+    int fd = bind_socket(opts, opts->port, false);
     if (listen(fd, LISTEN_BACKLOG) < 0)
         fatal("listen");
     return fd;

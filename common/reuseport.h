@@ -65,28 +65,6 @@ static inline int on_loops_option(int opt, const char *arg)
     return 0;
 }
 
-static inline int bind_listener(const server_options_t *opts, const char *port, bool share)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
-    struct addrinfo *ai;
-    int rc = getaddrinfo(opts->addr, port, &hints, &ai);
-    if (rc != 0)
-        log_msg("address %s port %s: %s", opts->addr, port, gai_strerror(rc)), exit(1);
-    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    if (fd < 0)
-        fatal("socket");
-    int one = 1;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-        fatal("setsockopt SO_REUSEADDR");
-    if (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
-        fatal("setsockopt SO_REUSEPORT");
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
-        fatal("bind %s port %s", opts->addr, port);
-    freeaddrinfo(ai);
-    return fd;
-}
-
 /*
  * Claim the port alone (a port held by another server, shared or not,
  * fails here with "bind ... in use") and note the number the kernel gave
@@ -99,7 +77,7 @@ static int claim_fd = -1;
 
 static inline void claim_port(server_options_t *opts)
 {
-    claim_fd = bind_listener(opts, opts->port, false);
+    claim_fd = bind_socket(opts, opts->port, false);
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     if (getsockname(claim_fd, (struct sockaddr *)&ss, &len) < 0)
@@ -172,7 +150,7 @@ static inline bool port_has_other_listener(void)
  * claim has done its part. */
 static inline int open_shared_listener(const server_options_t *opts)
 {
-    int fd = bind_listener(opts, shared_port, true);
+    int fd = bind_socket(opts, shared_port, true);
     if (listen(fd, LISTEN_BACKLOG) < 0)
         fatal("listen");
     shared_fds[shared_count++] = fd;
