@@ -34,6 +34,14 @@ CC=${CC:-cc}
 ladder_platform
 os=$LADDER_OS
 ports_init
+# The forced path plans its client ports with macOS's TIME_WAIT of 2 x 15 s,
+# a wait of its own making (Linux gives each destination its ports).
+# LADDER_FORCED_MSL_MS shortens it there only: tests/portability/wall-run.sh
+# has the same waits taken and said in seconds rather than half a minute.
+if [ "$LADDER_FORCED" = 1 ] && [ "$PORT_BUDGET" -gt 0 ] &&
+    is_number "${LADDER_FORCED_MSL_MS:-}"; then
+    PORT_TIME_WAIT_S=$((2 * LADDER_FORCED_MSL_MS / 1000))
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wall.XXXXXX") || exit 1
 bg_pid=""
 

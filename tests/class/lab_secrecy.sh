@@ -77,15 +77,21 @@ for c in $codes; do
     [ -s "$s.name" ] && [ -s "$s.files" ] || fail "$c: no patch or no entry in bugs/ANSWERS.md"
 done
 cat "$tmp"/secret/*.rot | sort -u >"$tmp/all.rot"
+cat "$tmp"/secret/*.name >"$tmp/names"
 printf '%s\n' 'qvss --tvg n/' '@@ rqvg ' '@@ qryrgr ' >>"$tmp/all.rot"
 
 # gone CLONE CODE: the removed lines of CODE that no tracked file of CLONE
 # holds (its own lines, when the lab is planted there; none for another lab).
+# The tracked files' lines (every file is text) are gathered once per clone,
+# after its looks, in CLONE.lines; each removed line is looked up there: the
+# answer of a grep over every file for each line, without reading the tree
+# again for each line and each lab.
 gone() {
     : >"$tmp/gone"
+    [ -f "$1.lines" ] ||
+        (cd "$1" && git ls-files -z | xargs -0 grep -a -h '' 2>/dev/null) >"$1.lines"
     while IFS= read -r line; do
-        (cd "$1" && git ls-files -z | xargs -0 grep -qF -- "$line" 2>/dev/null) ||
-            printf '%s\n' "$line" >>"$tmp/gone"
+        grep -qF -- "$line" "$1.lines" || printf '%s\n' "$line" >>"$tmp/gone"
     done <"$tmp/secret/$2.old"
 }
 
@@ -102,12 +108,23 @@ reveals() {
     elif grep -q '^<!-- facilitator -->' "$f"; then
         echo "a facilitator block"
     else
-        for c in $codes; do
-            n=$(cat "$tmp/secret/$c.name")
-            hit=$(grep -iw -- "$n" "$f" | grep -w -- "$c" | head -1)
-            [ -z "$hit" ] || { echo "lab $c beside its name '$n': $hit"; return; }
-        done
+        # Which lab's name shows beside its code depends on FILE alone: it is
+        # worked out once per look (FILE.names), not once per lab the look is
+        # judged for.
+        [ -f "$f.names" ] || named "$f" >"$f.names"
+        cat "$f.names"
     fi
+}
+
+# named FILE: the first lab whose code shows beside its name in FILE. No
+# name in it at all (one grep for every name), no lab.
+named() {
+    command grep -a -qiw -f "$tmp/names" "$1" || return 0
+    for c in $codes; do
+        n=$(cat "$tmp/secret/$c.name")
+        hit=$(command grep -a -iw -- "$n" "$1" | command grep -a -w -- "$c" | head -1)
+        [ -z "$hit" ] || { echo "lab $c beside its name '$n': $hit"; return; }
+    done
 }
 
 # ---- the student's looks -------------------------------------------------------------
@@ -196,7 +213,7 @@ student() {
 
 echo "== the control: a clone of the facilitator's repository, lab L1 planted by lab.sh plant"
 control() { # CODE: clone, plant
-    rm -rf "$tmp/control"
+    rm -rf "$tmp/control" "$tmp/control.lines"
     git clone -q "$fac" "$tmp/control" && (cd "$tmp/control" && sh scripts/lab.sh plant "$1") \
         >/dev/null 2>&1 || { fail "control: plant $1 in a clone"; return 1; }
 }
