@@ -377,8 +377,9 @@ server held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QU
 CPU per period of 100/quota times that), where the knee is within the client's reach. A server
 out of quota waits for its next period, up to 3 ms at 25%: under a quota the objective allows
 that wait on top of its 2 ms. A knee scales to a full core only if the cost per message does not
-change with the rate: a figure at a full core is given only where the two highest quotas agree,
-scaled, within one bisection step. $(finding headroom).
+change with the rate: scaled, the two highest quotas' knees within one bisection step give the
+figure at a full core; the higher quota's above by more, a lower bound (the cost per message fell
+as the rate rose); below, none. $(finding headroom).
 
 $(md headroom_capacity.csv rung=rung quota_pct="quota (% of a core)" n=N \
     capacity_msgs_per_s="capacity (msg/s)" capacity_min=min capacity_max=max repeats=repeats \

@@ -1184,14 +1184,16 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
 # the server to a share of its CPU (a cgroup bandwidth quota) so that its
 # knee falls where the client has room. A knee at q% of a core is 100 / q
 # times that at a full core only if the cost per message does not change
-# with the rate, and that is checked, not assumed: a figure at a full core
-# is given only where the knees at the two highest quotas agree, once
-# scaled, within one bisection step (HEADROOM_AGREE), and it is the higher
-# quota's. headroom(rung): its text, one headroom_capacity.csv row per
+# with the rate, and that is checked, not assumed, on the knees at the two
+# highest quotas, scaled: within one bisection step of each other
+# (HEADROOM_AGREE), the higher quota's is the figure at a full core; the
+# higher quota's above by more (the cost per message fell as the rate rose,
+# as it does where wakeups batch), it is a lower bound; below by more, no
+# figure. headroom(rung): its text, one headroom_capacity.csv row per
 # quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
-# none).
+# none), HR_AT_LEAST (1: HR_EST is a lower bound).
 function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g) {
-    HR_EST = HR_LO = HR_HI = ""
+    HR_EST = HR_LO = HR_HI = ""; HR_AT_LEAST = 0
     split("", E); split("", EL); split("", EH); split("", EQ)
     nq = split(ENVIRON["HEADROOM_QUOTAS"], Q, " ")   # the highest first
     CK = "headroom"
@@ -1221,11 +1223,16 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
     if (got < 2) return text "; fewer than two quotas placed a knee, so the scaling is not " \
         "checked and no figure is given at a full core"
     r = E[1] / E[2]
-    if (r > HEADROOM_AGREE || r < 1 / HEADROOM_AGREE)
-        return text sprintf("; scaled, the knees at %d%% and %d%% differ by x%s, more than one " \
-            "bisection step: the cost per message changes with the rate, so no figure is given " \
-            "at a full core", EQ[1], EQ[2], fixed(r > 1 ? r : 1 / r, 2))
-    HR_EST = E[1]; HR_LO = EL[1]; HR_HI = EH[1]
+    if (r < 1 / HEADROOM_AGREE)
+        return text sprintf("; scaled, the knee at %d%% is x%s below the one at %d%%, more than " \
+            "one bisection step: the cost per message rose with the rate, so no figure is given " \
+            "at a full core", EQ[1], fixed(1 / r, 2), EQ[2])
+    HR_EST = E[1]; HR_LO = EL[1]; HR_HI = EH[1]; HR_AT_LEAST = r > HEADROOM_AGREE
+    if (HR_AT_LEAST)
+        return text sprintf("; scaled, the knee at %d%% is x%s above the one at %d%%, more than " \
+            "one bisection step: the cost per message fell as the rate rose (wakeups batch " \
+            "more), so a full core does at least as well: at least %s msgs/s at a full core " \
+            "(a lower bound, scaled from %d%%)", EQ[1], fixed(r, 2), EQ[2], HR_EST, EQ[1])
     return text sprintf("; scaled, the knees at %d%% and %d%% agree within x%s (one bisection " \
         "step: x%s): about %s msgs/s at a full core (range %s-%s), scaled from %d%%",
         EQ[1], EQ[2], fixed(r > 1 ? r : 1 / r, 2), fixed(HEADROOM_AGREE, 2), HR_EST, HR_LO,
@@ -1234,7 +1241,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
 
 # The headroom finding: every headroom rung's knees under a quota, and
 # 08-io_uring against 07-epoll at the knee where both have a figure.
-function finding_headroom(    n, R, i, text, t, e7, l7, h7, e8, l8, h8) {
+function finding_headroom(    n, R, i, text, t, e7, l7, h7, b7, e8, l8, h8, b8, what) {
     HR_FILE = out "/headroom_capacity.csv"
     print "rung,quota_pct,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,at_least," \
         "why,per_core_msgs_per_s,per_core_min,per_core_max" > HR_FILE
@@ -1250,21 +1257,29 @@ function finding_headroom(    n, R, i, text, t, e7, l7, h7, e8, l8, h8) {
         t = headroom(R[i])
         if (t == "") continue
         text = text " | " t
-        if (R[i] == "07-epoll") { e7 = HR_EST; l7 = HR_LO; h7 = HR_HI }
-        if (R[i] == "08-io_uring") { e8 = HR_EST; l8 = HR_LO; h8 = HR_HI }
+        if (R[i] == "07-epoll") { e7 = HR_EST; l7 = HR_LO; h7 = HR_HI; b7 = HR_AT_LEAST }
+        if (R[i] == "08-io_uring") { e8 = HR_EST; l8 = HR_LO; h8 = HR_HI; b8 = HR_AT_LEAST }
     }
     close(HR_FILE)
     if (text == "") { finding("headroom", "not measured: no headroom sweep has a result"); return }
-    if (e7 != "" && e8 != "") {
-        if (l8 + 0 > h7 + 0 || h8 + 0 < l7 + 0)
-            text = text sprintf(" | at the knee, 08-io_uring holds %s x what 07-epoll does " \
-                "(about %s against %s msgs/s at a full core; their ranges, %s-%s and %s-%s, " \
-                "apart)", fixed(e8 / e7, 2), e8, e7, l8, h8, l7, h7)
-        else
-            text = text sprintf(" | at the knee, 08-io_uring and 07-epoll are not told apart " \
-                "(about %s against %s msgs/s at a full core; their ranges, %s-%s and %s-%s, " \
-                "overlap)", e8, e7, l8, h8, l7, h7)
-    }
+    # A lower bound reaches from its figure up: it is told apart from a
+    # figure with a range only when it lies above that range.
+    if (b7) { l7 = e7; h7 = "" }
+    if (b8) { l8 = e8; h8 = "" }
+    what = sprintf("08-io_uring %s%s, 07-epoll %s%s msgs/s at a full core", b8 ? "at least " : \
+        "about ", e8, b7 ? "at least " : "about ", e7)
+    if (e7 == "" || e8 == "") what = ""
+    else if (b7 && b8) text = text " | at the knee, " what ": both lower bounds, no comparison"
+    else if (h7 != "" && l8 + 0 > h7 + 0)
+        text = text sprintf(" | at the knee, 08-io_uring holds %s%s x what 07-epoll does (%s; " \
+            "apart)", b8 ? "at least " : "", fixed(e8 / e7, 2), what)
+    else if (h8 != "" && l7 + 0 > h8 + 0)
+        text = text sprintf(" | at the knee, 07-epoll holds %s%s x what 08-io_uring does (%s; " \
+            "apart): io_uring's batching does not pay there", b7 ? "at least " : "",
+            fixed(e7 / e8, 2), what)
+    else
+        text = text " | at the knee, 08-io_uring and 07-epoll are not told apart (" what \
+            "; their ranges overlap)"
     finding("headroom", substr(text, 4))
 }
 
