@@ -35,10 +35,10 @@ demo() {
     accept_queue_note
     expect="  expect: $((n + 1)) processes and tens of KiB of PSS per process"
     say "$expect (summed RSS says hundreds of" \
-        "  MB). Setup is a fork() per client, which copies the parent's page tables: from about" \
+        "  MB). Setup is a fork() per client, which copies the parent's page tables: from under" \
         "  0.1 ms to over 1 ms depending on the machine and its load; an event loop accepts a" \
         "  client in tens of µs. The reference run (docs/reference/) measured 43.63 KiB and" \
-        "  128.3 µs per client at 10 000 clients, on a 2-core machine."
+        "  83.2 µs per client at 10 000 clients, on a 2-core machine."
     wall
 }
 
