@@ -26,8 +26,8 @@ ready)
 no-compiler)
     # A PATH with the tools doctor.sh itself uses, but no cc, gcc or clang.
     mkdir "$tmp/bin"
-    for t in sh uname sed awk grep ps pgrep tar id cat mktemp rm tr printf git make cmake sysctl nc \
-        apt-get dnf; do
+    for t in sh uname sed awk grep ps pgrep tar id cat mktemp rm tr printf git make cmake \
+        sysctl nc apt-get dnf; do
         p=$(command -v "$t" 2>/dev/null) && ln -s "$p" "$tmp/bin/$t"
     done
     run 1 '^MISSING  a C compiler' PATH="$tmp/bin" CC=cc ;;
@@ -35,7 +35,8 @@ no-clang)
     # Every command of this machine's PATH but clang (cc stays): make wall
     # would run, scripts/test.sh and lab.sh check would not, so on Linux
     # the class cannot.
-    [ "$(uname -s)" = Linux ] || { echo "skipped: off Linux a missing clang is a warning"; exit 77; }
+    [ "$(uname -s)" = Linux ] ||
+        { echo "skipped: off Linux a missing clang is a warning"; exit 77; }
     mkdir "$tmp/bin"
     IFS=:
     for d in $PATH; do

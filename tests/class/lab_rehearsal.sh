@@ -36,7 +36,8 @@ mkdir -p "$clone"
 if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
 else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
+        tar -C "$clone" -xf - || exit 2
 fi
 cd "$clone" || exit 2
 g() { git -c user.name=student -c user.email=student@localhost "$@"; }
@@ -82,9 +83,12 @@ shows() {
     what=$1 file=$2 patch=$3 name=$4 bad=""
     bug_lines "$patch" >"$tmp/lines"
     bug_texts "$patch" >"$tmp/texts"
-    if grep -qxF -f "$tmp/lines" "$file"; then bad="a diff line: $(grep -xF -f "$tmp/lines" "$file" | head -1)"
-    elif [ -s "$tmp/texts" ] && grep -qF -f "$tmp/texts" "$file"; then bad="the text of a diff line: $(grep -F -f "$tmp/texts" "$file" | head -1)"
-    elif grep -qiw -- "$name" "$file"; then bad="the name '$name': $(grep -iw -- "$name" "$file" | head -1)"
+    if grep -qxF -f "$tmp/lines" "$file"; then
+        bad="a diff line: $(grep -xF -f "$tmp/lines" "$file" | head -1)"
+    elif [ -s "$tmp/texts" ] && grep -qF -f "$tmp/texts" "$file"; then
+        bad="the text of a diff line: $(grep -F -f "$tmp/texts" "$file" | head -1)"
+    elif grep -qiw -- "$name" "$file"; then
+        bad="the name '$name': $(grep -iw -- "$name" "$file" | head -1)"
     fi
     [ -z "$bad" ] || { fail "$what shows $bad"; return 1; }
 }
@@ -92,7 +96,9 @@ shows() {
 # new_lines BEFORE AFTER: the lines of AFTER that BEFORE does not hold.
 new_lines() { sort -u "$1" >"$tmp/b"; sort -u "$2" | comm -13 "$tmp/b" -; }
 
-name_of() { awk -v code="\`$1\`" '/^### / && $2 == code { print $3; exit }' docs/workshop/bugs/ANSWERS.md; }
+name_of() {
+    awk -v code="\`$1\`" '/^### / && $2 == code { print $3; exit }' docs/workshop/bugs/ANSWERS.md
+}
 
 # check_lab CODE: plant it over the student's edit, look, reset, look.
 check_lab() {
@@ -120,16 +126,22 @@ check_lab() {
         new_lines "$tmp/before/$n.out" "$tmp/after/$n.out" >"$tmp/new"
         shows "$code: $(cat "$cmd")" "$tmp/new" "$patch" "$name" || seen=1
     done
-    [ $seen -eq 0 ] && ok "$code: plant's output and $(echo "$COMMANDS" | wc -l | tr -d ' ') git commands show nothing of it"
+    [ $seen -eq 0 ] && ok "$code: plant's output and $(echo "$COMMANDS" | wc -l | tr -d ' ')" \
+        "git commands show nothing of it"
     git apply -R --check "$patch" 2>/dev/null && ok "$code: the bug is in the working tree" ||
         fail "$code: the bug is not in the working tree"
-    if ! sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1; then cat "$tmp/reset.log"; fail "$code: reset failed"; fi
+    if ! sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1; then
+        cat "$tmp/reset.log"; fail "$code: reset failed"
+    fi
     after=$(git status --porcelain | tr '\n' ' ')
-    [ "$after" = " M $EDIT " ] && ok "$code: reset leaves only the student's edit" || fail "$code: after reset: $after"
-    [ -z "$(git ls-files -v | grep -v '^H ')" ] || fail "$code: reset left files marked: $(git ls-files -v | grep -v '^H ')"
+    [ "$after" = " M $EDIT " ] && ok "$code: reset leaves only the student's edit" ||
+        fail "$code: after reset: $after"
+    [ -z "$(git ls-files -v | grep -v '^H ')" ] ||
+        fail "$code: reset left files marked: $(git ls-files -v | grep -v '^H ')"
     now=no
     git apply --check "$patch" 2>/dev/null && now=yes
-    [ $now = $applied ] || fail "$code: the lab's patch applied to the tree before plant: $applied, after reset: $now"
+    [ $now = $applied ] ||
+        fail "$code: the lab's patch applied to the tree before plant: $applied, after reset: $now"
     [ -z "$(git stash list)" ] || fail "$code: reset left a stash: $(git stash list)"
     git checkout -q -- "$EDIT"
 }
@@ -151,18 +163,22 @@ grep -q '^diff --git a/05-poll/main.c' "$tmp/diff.log" && ok "lab.sh diff shows 
 sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1
 saved=$(sed -n 's/^Your edits made during the lab are saved in //p' "$tmp/reset.log")
 [ -n "$saved" ] && [ -f "$saved" ] && grep -q '^diff --git a/05-poll/main.c' "$saved" &&
-    ok "reset saved the fix in $saved" || { cat "$tmp/reset.log"; fail "reset did not save the fix"; }
-[ -z "$(git status --porcelain)" ] && ok "reset: the tree is clean" || fail "after reset: $(git status --porcelain)"
+    ok "reset saved the fix in $saved" ||
+    { cat "$tmp/reset.log"; fail "reset did not save the fix"; }
+[ -z "$(git status --porcelain)" ] && ok "reset: the tree is clean" ||
+    fail "after reset: $(git status --porcelain)"
 
 echo
 echo "== reveal is the facilitator's step"
 sh scripts/lab.sh reveal L1 >"$tmp/reveal.log" 2>&1
 rc=$?
-if [ $rc -ne 0 ] && ! grep -q "$(name_of L1)" "$tmp/reveal.log"; then ok "lab.sh reveal L1 refuses (exit $rc)"
+if [ $rc -ne 0 ] && ! grep -q "$(name_of L1)" "$tmp/reveal.log"; then
+    ok "lab.sh reveal L1 refuses (exit $rc)"
 else fail "lab.sh reveal L1 exited $rc: $(head -3 "$tmp/reveal.log")"; fi
 sh scripts/lab.sh reveal --facilitator L1 >"$tmp/reveal.log" 2>&1
 grep -q "^### \`L1\` $(name_of L1)" "$tmp/reveal.log" && grep -q '^diff --git ' "$tmp/reveal.log" &&
-    ok "lab.sh reveal --facilitator L1 prints the answer and the diff" || fail "reveal --facilitator L1"
+    ok "lab.sh reveal --facilitator L1 prints the answer and the diff" ||
+    fail "reveal --facilitator L1"
 
 echo
 echo "== L16 over a committed edge-triggered solution"

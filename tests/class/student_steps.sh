@@ -41,7 +41,8 @@ mkdir -p "$clone"
 if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
 else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) | tar -C "$clone" -xf - || exit 2
+    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
+        tar -C "$clone" -xf - || exit 2
 fi
 cd "$clone" || exit 2
 g() { git -c user.name=student -c user.email=student@localhost "$@"; }
@@ -60,9 +61,11 @@ expect_check() {
 
 # The student's own edit: interest() asks for POLLOUT always.
 break_by_hand() {
-    sed 's/return wants_write(c) ? POLLOUT : POLLIN;/return POLLIN | POLLOUT;/' 05-poll/main.c >"$tmp/m.c" &&
+    sed 's/return wants_write(c) ? POLLOUT : POLLIN;/return POLLIN | POLLOUT;/' \
+        05-poll/main.c >"$tmp/m.c" &&
         cat "$tmp/m.c" >05-poll/main.c
-    grep -q 'return POLLIN | POLLOUT;' 05-poll/main.c || { fail "the hand edit did not apply (05-poll/main.c changed?)"; exit 1; }
+    grep -q 'return POLLIN | POLLOUT;' 05-poll/main.c ||
+        { fail "the hand edit did not apply (05-poll/main.c changed?)"; exit 1; }
 }
 
 step "1. fresh clone, nothing built: the check configures and builds"
@@ -89,12 +92,15 @@ expect_check green "after git apply -R"
 step "5. lab.sh plant over a student's uncommitted edit, then reset"
 echo "/* the student's note */" >>05-poll/README.md
 sh scripts/lab.sh plant L1 >"$tmp/plant.log" 2>&1 || { cat "$tmp/plant.log"; fail "plant"; }
-grep -q 'set aside' "$tmp/plant.log" && ok "plant said it set the edit aside" || fail "plant did not say it set the edit aside"
-[ -z "$(git status --porcelain)" ] && ok "git status shows nothing planted" || fail "git status shows the plant: $(git status --porcelain)"
+grep -q 'set aside' "$tmp/plant.log" && ok "plant said it set the edit aside" ||
+    fail "plant did not say it set the edit aside"
+[ -z "$(git status --porcelain)" ] && ok "git status shows nothing planted" ||
+    fail "git status shows the plant: $(git status --porcelain)"
 git diff --quiet HEAD && ok "git diff shows nothing" || fail "git diff shows the bug"
 expect_check red "lab planted"
 sh scripts/lab.sh reset >"$tmp/reset.log" 2>&1 || { cat "$tmp/reset.log"; fail "reset"; }
-[ "$(git status --porcelain)" = " M 05-poll/README.md" ] && ok "reset: only the student's own edit is left" ||
+[ "$(git status --porcelain)" = " M 05-poll/README.md" ] &&
+    ok "reset: only the student's own edit is left" ||
     fail "after reset: $(git status --porcelain | tr '\n' ' ')"
 [ -z "$(git ls-files -v | grep '^S')" ] && ok "reset: git reads every file again" ||
     fail "reset left files marked skip-worktree: $(git ls-files -v | grep '^S' | tr '\n' ' ')"

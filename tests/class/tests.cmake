@@ -7,24 +7,27 @@
 if(NOT LADDER_SANITIZE STREQUAL "thread")
   add_executable(symptoms class/symptoms.c)
   target_link_libraries(symptoms PRIVATE ladder_harness)
-  foreach(lab sigpipe dropped-tail short-write write-interest emfile-spin blocking-listener fd-setsize
-              eintr-fatal leak leak-quiet no-reaper reaper-once parent-keeps-fd thread-fd-closed
-              shared-buffer reuseport et-one-read)
+  foreach(lab sigpipe dropped-tail short-write write-interest emfile-spin blocking-listener
+              fd-setsize eintr-fatal leak leak-quiet no-reaper reaper-once parent-keeps-fd
+              thread-fd-closed shared-buffer reuseport et-one-read)
     add_test(NAME class:symptom:${lab}
-             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms> ${lab})
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms>
+                     ${lab})
     set_tests_properties(class:symptom:${lab} PROPERTIES TIMEOUT 120 LABELS "class;symptom"
                          SKIP_RETURN_CODE 77)
   endforeach()
   add_test(NAME class:symptom-controls
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms> --control
-                   sigpipe dropped-tail short-write eintr-fatal blocking-listener et-one-read)
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/symptoms.sh $<TARGET_FILE:symptoms>
+                   --control sigpipe dropped-tail short-write eintr-fatal blocking-listener
+                   et-one-read)
   set_tests_properties(class:symptom-controls PROPERTIES TIMEOUT 180 LABELS "class;symptom"
                        SKIP_RETURN_CODE 77)
 
   # scripts/doctor.sh on this machine, then made to lack a compiler, clang
   # or enough descriptors: it must say so and exit 1.
   foreach(case ready no-compiler no-clang low-fds)
-    add_test(NAME class:doctor-${case} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/doctor_check.sh ${case})
+    add_test(NAME class:doctor-${case}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/doctor_check.sh ${case})
     set_tests_properties(class:doctor-${case} PROPERTIES TIMEOUT 60 LABELS "class;doctor"
                                                         SKIP_RETURN_CODE 77)
   endforeach()
@@ -56,7 +59,8 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
     file(CREATE_LINK ${LADDER_ORIGINAL_AWK} ${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk/awk SYMBOLIC)
     add_test(NAME class:lab-platforms-posh
              COMMAND ${CMAKE_COMMAND} -E env
-                     "PATH=${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk:$ENV{PATH}" LAB_SH=${LADDER_POSH}
+                     "PATH=${CMAKE_CURRENT_BINARY_DIR}/class-bwk-awk:$ENV{PATH}"
+                     LAB_SH=${LADDER_POSH}
                      ${LADDER_POSH} ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_platforms.sh)
     set_tests_properties(class:lab-platforms-posh PROPERTIES TIMEOUT 120 LABELS "class")
   endif()
@@ -68,7 +72,8 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
 
   # A selection of tests that matches nothing fails, in ctest's presets and
   # in scripts/test.sh (which then builds and runs nothing).
-  add_test(NAME class:empty-selection COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/empty_selection.sh)
+  add_test(NAME class:empty-selection
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/empty_selection.sh)
   set_tests_properties(class:empty-selection PROPERTIES TIMEOUT 120 LABELS "class")
 
   # The guide's student commands in order on a scratch clone: an edit, a

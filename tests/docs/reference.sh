@@ -11,11 +11,18 @@
 #   tests/docs/reference.sh [ROOT]
 ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 TREES=$ROOT/docs/reference/TREES
-command -v git >/dev/null 2>&1 && git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 ||
-    { echo "skipped: not a git checkout (or no git): nothing to compare the reference with"; exit 77; }
-[ -s "$TREES" ] || { echo "FAIL: $TREES missing: the reference does not say what it measured"; exit 1; }
-[ -s "$ROOT/docs/reference/raw/settings.env" ] ||
-    { echo "FAIL: docs/reference/raw/ missing: the report's raw results are not committed"; exit 1; }
+command -v git >/dev/null 2>&1 && git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 || {
+    echo "skipped: not a git checkout (or no git): nothing to compare the reference with"
+    exit 77
+}
+[ -s "$TREES" ] || {
+    echo "FAIL: $TREES missing: the reference does not say what it measured"
+    exit 1
+}
+[ -s "$ROOT/docs/reference/raw/settings.env" ] || {
+    echo "FAIL: docs/reference/raw/ missing: the report's raw results are not committed"
+    exit 1
+}
 measured=$(sed -n 's/^commit //p' "$TREES")
 # A change moves the figures unless it is only to what the code prints
 # about them: the documents (*.md) and the walls' expect lines (wall.sh),
@@ -41,7 +48,8 @@ done <"$TREES"
 [ "$n" -gt 0 ] || { echo "FAIL: $TREES names no path"; exit 1; }
 if [ -n "$stale" ]; then
     echo "FAIL: the reference was measured at ${measured:-?}; changed since:$stale"
-    echo "      remake it on a quiet host: scripts/reproduce.sh --reference (then the documents' figures)"
+    echo "      remake it on a quiet host: scripts/reproduce.sh --reference" \
+        "(then the documents' figures)"
     exit 1
 fi
 echo "docs:reference-current: ok ($n paths as measured at $measured)"

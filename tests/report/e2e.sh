@@ -87,7 +87,8 @@ done
 # Closed-loop C10K at N for the claim's rungs (07-epoll twice).
 : >"$RAW/c10k.jsonl"
 for tr in 05-poll:1 06-kqueue:1 07-epoll:1 07-epoll:2; do
-    lg "\"rung\":\"${tr%:*}\",\"n\":$N,\"run\":${tr#*:}" c10k -n "$N" --duration "$DURATION" >>"$RAW/c10k.jsonl"
+    lg "\"rung\":\"${tr%:*}\",\"n\":$N,\"run\":${tr#*:}" c10k -n "$N" --duration "$DURATION" \
+        >>"$RAW/c10k.jsonl"
 done
 # A two-step curve per swept server (two loadgen threads), and two yardstick pairs.
 : >"$RAW/curves.jsonl"
@@ -123,12 +124,14 @@ correct)
     [ "$rc" -eq 0 ] || fail "report.sh exited $rc (expected 0)"
     [ "$(verdict stall | cut -f1)" = reproduced ] || fail "stall: $(verdict stall)"
     [ "$(verdict c10k | cut -f1)" = reproduced ] || fail "c10k: $(verdict c10k)"
-    verdict c10k | grep -q "05-poll $N/$N served" || fail "c10k does not show 05-poll's $N/$N served: $(verdict c10k)"
+    verdict c10k | grep -q "05-poll $N/$N served" ||
+        fail "c10k does not show 05-poll's $N/$N served: $(verdict c10k)"
     # The curves measured every server: a verdict on the numbers (which of
     # two identical servers is cheaper, or faster, is chance), never a fault
     # or a gap.
     for claim in "c10k wall" yardstick; do
-        [ "$(verdict "$claim" | cut -f3)" = ok ] || fail "$claim: expected a measured verdict, got: $(verdict "$claim")"
+        [ "$(verdict "$claim" | cut -f3)" = ok ] ||
+            fail "$claim: expected a measured verdict, got: $(verdict "$claim")"
     done
     # Two rates far below any wall: every rung's sweep ends before its
     # wall, which the walls verdict says (skipped), never a fault or a gap.

@@ -41,11 +41,13 @@ r busy-poll-cycle bash -c 'git apply docs/workshop/solutions/busy-poll.patch &&
   git apply -R docs/workshop/solutions/busy-poll.patch'
 r wall-02 make -C 02-fork wall
 r wall-03 make -C 03-threads wall
-r ex03-hold bash -c "make -C 03-threads server-release && srv './03-threads/server-release -p 9998' \
+r ex03-hold bash -c "make -C 03-threads server-release &&
+  srv './03-threads/server-release -p 9998' \
   '$lg hold -p 9998 -n 2000 --duration 3 --server-pid \$pid'"
 r wall-04 make -C 04-select wall
 r ex04-scan bash -c "make -C 04-select server-release &&
-  srv './04-select/server-release -p 9998 2>select.log' '$lg scan -p 9998 --idle 0,1000 --duration 2'"
+  srv './04-select/server-release -p 9998 2>select.log' \
+  '$lg scan -p 9998 --idle 0,1000 --duration 2'"
 r wall-05 make -C 05-poll wall
 r wall-06 make -C 06-kqueue wall
 r ex06-c10k bash -c "make -C 06-kqueue server-release && srv './06-kqueue/server-release -p 9998' \
@@ -62,18 +64,24 @@ r test-first-$rung scripts/test.sh $rung
 r test-again-$rung scripts/test.sh $rung
 if [ "$mode" = linux ]; then
     r edge-triggered-check bash -c 'git apply docs/workshop/solutions/edge-triggered.patch &&
-      scripts/test.sh 07-epoll; rc=$?; git apply -R docs/workshop/solutions/edge-triggered.patch; exit $rc'
+      scripts/test.sh 07-epoll; rc=$?
+      git apply -R docs/workshop/solutions/edge-triggered.patch; exit $rc'
     r framing bash -c "git apply docs/workshop/solutions/framing.patch && make -C 07-epoll &&
       srv './07-epoll/server -v -p 9998' \
-        '{ printf \"\\000\\020\\000\\000\"; head -c 1048576 /dev/zero; } | nc -N 127.0.0.1 9998 | wc -c'
+        '{ printf \"\\000\\020\\000\\000\"; head -c 1048576 /dev/zero; } |
+          nc -N 127.0.0.1 9998 | wc -c'
       git apply -R docs/workshop/solutions/framing.patch"
-    r reuseport bash -c "git apply docs/workshop/solutions/reuseport.patch && make -C 07-epoll server-release &&
-      srv './07-epoll/server-release -p 9998 -n 1' '$lg c10k -p 9998 -n 2000 --duration 5 --server-pid \$pid' &&
-      srv './07-epoll/server-release -p 9998 -n 2' '$lg c10k -p 9998 -n 2000 --duration 5 --server-pid \$pid'
+    r reuseport bash -c "git apply docs/workshop/solutions/reuseport.patch &&
+      make -C 07-epoll server-release &&
+      srv './07-epoll/server-release -p 9998 -n 1' \
+        '$lg c10k -p 9998 -n 2000 --duration 5 --server-pid \$pid' &&
+      srv './07-epoll/server-release -p 9998 -n 2' \
+        '$lg c10k -p 9998 -n 2000 --duration 5 --server-pid \$pid'
       git apply -R docs/workshop/solutions/reuseport.patch"
     for s in pool patched 07; do
         dir=beyond/08-io_uring; [ $s = 07 ] && dir=07-epoll
-        r ex08-hold-$s bash -c "{ [ $s != patched ] || git apply docs/workshop/solutions/buffer-per-connection.patch; } &&
+        r ex08-hold-$s bash -c "{ [ $s != patched ] ||
+            git apply docs/workshop/solutions/buffer-per-connection.patch; } &&
           make -C $dir server-release && srv './$dir/server-release -p 9998' \
             '$lg hold -p 9998 -n 10000 --duration 3 --server-pid \$pid'
           [ $s != patched ] || git apply -R docs/workshop/solutions/buffer-per-connection.patch"
