@@ -5,8 +5,9 @@
 # the lab's code in the facilitator's key (docs/workshop/bugs/ANSWERS.md,
 # "### `CODE` NAME"), copy the tracked files of this tree to a scratch
 # directory, apply docs/workshop/bugs/CODE.edits there (the patch they make
-# of this tree, then plain `git apply`), build the rung it breaks with its own Makefile (`make server`:
-# ASan + UBSan, as the lab sheet has students do), and run
+# of this tree, then plain `git apply`), build the rung it breaks with its
+# own Makefile (`make server`: ASan + UBSan, as the lab sheet has students
+# do), and run
 # `symptoms SERVER LAB`, which passes only if the symptom the lab sheet
 # names is there. With --control the patch is not applied: the unbroken
 # rung must NOT show the symptom (this shows the check can fail).
