@@ -23,25 +23,8 @@
 # No server is started and nothing is built.
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
-src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-rehearsal.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-clone=$tmp/io-ladder
-failures=0
-ok() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-mkdir -p "$clone"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
-else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
-        tar -C "$clone" -xf - || exit 2
-fi
-cd "$clone" || exit 2
-g() { git -c user.name=student -c user.email=student@localhost "$@"; }
-g init -q && g add -A && g commit -qm "fresh clone" || exit 2
+. "$(dirname "$0")/clone.sh"
+class_clone lab-rehearsal
 LAB_ROOT=$(pwd)
 . scripts/lib/labpatch.sh
 EDIT=05-poll/README.md

@@ -16,26 +16,9 @@
 # Builds the scratch clone's build/dev (two jobs), then a check per lab.
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
-src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-verdicts.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-clone=$tmp/io-ladder
-failures=0
-ok() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-mkdir -p "$clone" "$tmp/bin"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
-else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
-        tar -C "$clone" -xf - || exit 2
-fi
-cd "$clone" || exit 2
-git -c user.name=student -c user.email=student@localhost init -q &&
-    git add -A &&
-    git -c user.name=student -c user.email=student@localhost commit -qm clone || exit 2
+. "$(dirname "$0")/clone.sh"
+class_clone lab-verdicts
+mkdir -p "$tmp/bin"
 
 LAB_SH="sh"
 if command -v posh >/dev/null 2>&1; then LAB_SH=posh; fi

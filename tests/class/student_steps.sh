@@ -25,28 +25,9 @@ if [ "${LADDER_FORCE_PORTABLE:-0}" = 1 ]; then
     echo "  the CPU share that shows lab L1's bug, so its check cannot go red here"
     exit 77
 fi
-src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/student-steps.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-clone=$tmp/io-ladder
-failures=0
 step() { echo; echo "== $*"; }
-ok() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-# The tracked files as they are now (uncommitted edits included), as a
-# repository of their own: what a student's fresh clone holds.
-mkdir -p "$clone"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$clone" -xf - || exit 2
-else
-    (cd "$src" && tar --exclude=./build --exclude=./results -cf - .) |
-        tar -C "$clone" -xf - || exit 2
-fi
-cd "$clone" || exit 2
-g() { git -c user.name=student -c user.email=student@localhost "$@"; }
-g init -q && g add -A && g commit -qm "fresh clone" || exit 2
+. "$(dirname "$0")/clone.sh"
+class_clone student-steps
 
 # expect_check red|green WHAT: run the lab check as a student would.
 expect_check() {
