@@ -123,7 +123,7 @@ static void print_c10k_row(const options_t *o, const c10k_setup_t *setup, const 
     report_fairness(&r, s);
     report_cpu(&r, cpu, s);
     report_switches(&r, cpu, s->n.round_trips);
-    report_host(&r, cpu, retries, o->contended_pct);
+    report_host(&r, cpu, retries, o);
     report_str(&r, "client_loop", loop_backend);
     report_str(&r, "error", run_error(&p, o, n));
     if (o->rate_count > 1) /* a sweep: rows of a series, one header (CSV, table) */
@@ -159,10 +159,13 @@ static void note_late(const crew_sum_t *s, double rate)
 int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
 {
     size_t n = (size_t)o->connections;
+    speed_t speed; /* calibrated before any connection, on a quiet client */
+    speed_start(&speed, o);
     crew_t *crew = crew_start(o->threads, t, n, (size_t)o->size, o->cpus,
                               o->cpu_count > 1 ? o->cpu_count : 0);
     if (!crew) {
         fprintf(stderr, "loadgen: out of memory or threads for %zu connections\n", n);
+        speed_end(&speed, o);
         return 1;
     }
 
@@ -186,6 +189,8 @@ int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
         bool measured;
         int retries = 0;
         for (;;) { /* a contended window is the host's, not the server's: run it again */
+            double before[SPEED_MAX_CPUS], after[SPEED_MAX_CPUS];
+            speed_edge(&speed, before);
             cpu_window_start(&cpu, o);
             crew_run(crew, TASK_WINDOW, (uint64_t)(o->duration_s * NS_PER_S), rate, deadline);
             cpu_window_end(&cpu, o);
@@ -193,15 +198,19 @@ int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
             measured = sum.n.window_ns > 0;
             if (measured)
                 crew_run(crew, TASK_DRAIN, 0, 0, deadline);
+            speed_edge(&speed, after);
+            speed_judge(&speed, before, after, &cpu);
             crew_sum(crew, &sum);
             pool_t now = as_pool(&sum);
             if (!measured || sum.timed_out || run_error(&now, o, n) != NULL ||
-                !contended(&cpu, o->contended_pct) || retries == o->retry_contended)
+                !contended(&cpu, o) || retries == o->retry_contended)
                 break;
             retries++;
             fprintf(stderr, "loadgen: note: the window at %.0f msgs/s was contended (%.1f%% of "
-                            "its CPUs' time neither side's, %.1f%% stolen): run again (%d of %d)\n",
-                    rate, cpu.foreign_pct, cpu.steal_pct, retries, o->retry_contended);
+                            "its CPUs' time neither side's, %.1f%% stolen, the CPUs %.0f%% "
+                            "slower than their best): run again (%d of %d)\n",
+                    rate, cpu.foreign_pct, cpu.steal_pct, cpu.slowdown_pct, retries,
+                    o->retry_contended);
         }
         pool_t so_far = as_pool(&sum);
         bool last = step + 1 == steps || !measured || sum.timed_out || !kept_up(&sum, rate) ||
@@ -222,5 +231,6 @@ int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
     pool_t whole = as_pool(&sum);
     int status = explain_failure(&whole, o, n);
     crew_free(crew);
+    speed_end(&speed, o);
     return status;
 }

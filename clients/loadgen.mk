@@ -23,7 +23,7 @@ SHIM         = $(P)/kqueue-shim
 # The sources, for this file and clients/CMakeLists.txt alike (CMake reads
 # this line): the modes, what they share, then the machinery under them.
 LOADGEN_SRCS = $(C)/loadgen.c $(C)/stall.c $(C)/c10k.c $(C)/hold.c $(C)/scan.c \
-               $(C)/measure.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
+               $(C)/measure.c $(C)/speed.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
                $(C)/report.c $(P)/proc.c
 LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/modes.h $(C)/options.h $(C)/pool.h $(C)/report.h \
                $(C)/stats.h $(P)/proc.h $(P)/proc_os.h

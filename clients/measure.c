@@ -191,6 +191,7 @@ double per_second(uint64_t count, uint64_t window_ns)
 void cpu_window_start(cpu_window_t *w, const options_t *o)
 {
     *w = (cpu_window_t){0};
+    w->probe_us = w->probe_best_us = w->slowdown_pct = NAN; /* speed_judge's, after the drain */
     w->server_known = o->server_pid && proc_tree_cpu(o->server_pid, &w->server_start) == 0;
     w->delay_server_start = o->server_pid ? proc_run_delay_ns(o->server_pid) : -1;
     w->delay_client_start = proc_run_delay_ns(0);
@@ -240,17 +241,19 @@ void cpu_window_end(cpu_window_t *w, const options_t *o)
     }
 }
 
-/* Whether someone else had the measured CPUs; false when it cannot be told. */
-bool contended(const cpu_window_t *w, double bound)
+/* Whether someone else had the measured CPUs, or they ran slow; false when it cannot be told. */
+bool contended(const cpu_window_t *w, const options_t *o)
 {
     double foreign = isnan(w->foreign_pct) ? 0 : w->foreign_pct;
     double steal = isnan(w->steal_pct) ? 0 : w->steal_pct;
     double waited = isnan(w->client_delay_ms) ? 0 : w->client_delay_ms;
-    return foreign + steal > bound || 100.0 * waited / w->wall_ms > bound;
+    double slowed = isnan(w->slowdown_pct) ? 0 : w->slowdown_pct;
+    return foreign + steal > o->contended_pct || 100.0 * waited / w->wall_ms > o->contended_pct ||
+           slowed > o->slowed_pct;
 }
 
 /* The host around the window (see cpu_window_t); every key null where unknown. */
-void report_host(report_t *r, const cpu_window_t *w, int retries, double bound)
+void report_host(report_t *r, const cpu_window_t *w, int retries, const options_t *o)
 {
     bool known = !isnan(w->foreign_pct) || !isnan(w->steal_pct);
     report_count_or_null(r, "host_cpus", known ? w->host_cpus : -1);
@@ -258,11 +261,15 @@ void report_host(report_t *r, const cpu_window_t *w, int retries, double bound)
     report_num(r, "steal_pct", w->steal_pct, 2);
     report_num(r, "server_run_delay_ms", w->server_delay_ms, 3);
     report_num(r, "client_run_delay_ms", w->client_delay_ms, 3);
+    report_num(r, "probe_us", w->probe_us, 1);
+    report_num(r, "probe_best_us", w->probe_best_us, 1);
+    report_num(r, "slowdown_pct", w->slowdown_pct, 1);
     if (known)
-        report_bool(r, "contended", contended(w, bound));
+        report_bool(r, "contended", contended(w, o));
     else
         report_null(r, "contended");
-    report_num(r, "contended_bound_pct", bound, 1);
+    report_num(r, "contended_bound_pct", o->contended_pct, 1);
+    report_num(r, "slowed_bound_pct", o->slowed_pct, 1);
     report_int(r, "contended_retries", retries);
 }
 

@@ -59,7 +59,16 @@ typedef struct {
     double foreign_pct, steal_pct;        /* of the measured CPUs' time; NAN: unknown */
     int host_cpus;
     double server_delay_ms, client_delay_ms; /* NAN: not kept by this kernel */
+    double probe_us, probe_best_us, slowdown_pct; /* speed.c's verdict; NAN: not measured */
 } cpu_window_t;
+
+/* The CPUs speed.c probes, and the fastest each has run the probe. */
+#define SPEED_MAX_CPUS 8
+typedef struct {
+    int count; /* 0: not measured here */
+    int cpus[SPEED_MAX_CPUS];
+    double best_us[SPEED_MAX_CPUS];
+} speed_t;
 
 /* The modes: each returns loadgen's exit status. */
 int run_stall(const options_t *o, target_t *t, uint64_t deadline);
@@ -70,11 +79,17 @@ int run_scan(const options_t *o, target_t *t, uint64_t deadline);
 /* The window (measure.c). */
 void cpu_window_start(cpu_window_t *w, const options_t *o);
 void cpu_window_end(cpu_window_t *w, const options_t *o);
-bool contended(const cpu_window_t *w, double bound);
-void report_host(report_t *r, const cpu_window_t *w, int retries, double bound);
+bool contended(const cpu_window_t *w, const options_t *o);
+void report_host(report_t *r, const cpu_window_t *w, int retries, const options_t *o);
 const char *saturated_side(double client_pct, double server_pct);
 double core_pct(double cpu_ms, double wall_ms);
 void report_switches(report_t *r, const cpu_window_t *cpu, uint64_t msgs);
+
+/* The machine's speed at the window's edges (speed.c). */
+void speed_start(speed_t *s, const options_t *o);
+void speed_edge(speed_t *s, double *edge_us);
+void speed_judge(const speed_t *s, const double *before, const double *after, cpu_window_t *w);
+void speed_end(speed_t *s, const options_t *o);
 
 /* The results (measure.c). */
 const char *run_error(const pool_t *p, const options_t *o, size_t requested);

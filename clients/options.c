@@ -74,6 +74,10 @@ static const char HELP[] =
     "                    N times (0)\n"
     "  --contended-pct P the share of the CPUs' time (or of the client's wait) above\n"
     "                    which a window is contended (10; 100: never)\n"
+    "  --slowed-pct P    c10k: a window is contended too when the CPUs ran a fixed\n"
+    "                    probe at its edges more than P%% slower than their best (25)\n"
+    "  --speed-file FILE c10k: each CPU's best probe time, read at start and kept\n"
+    "                    there at the end, so that a run compares with the runs before\n"
     "  --rate R          c10k: offer R messages per second in total (open loop);\n"
     "                    R1,R2,... sweeps: one window and one result per rate, on the\n"
     "                    same connections, stopping after the first rate the server\n"
@@ -93,7 +97,7 @@ static const char HELP[] =
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
        OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS, OPT_SERVER_CGROUP,
-       OPT_RETRY_CONTENDED, OPT_CONTENDED_PCT };
+       OPT_RETRY_CONTENDED, OPT_CONTENDED_PCT, OPT_SLOWED_PCT, OPT_SPEED_FILE };
 
 static const struct option LONG_OPTIONS[] = {
     {"hold", required_argument, NULL, OPT_HOLD},
@@ -111,6 +115,8 @@ static const struct option LONG_OPTIONS[] = {
     {"server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP},
     {"retry-contended", required_argument, NULL, OPT_RETRY_CONTENDED},
     {"contended-pct", required_argument, NULL, OPT_CONTENDED_PCT},
+    {"slowed-pct", required_argument, NULL, OPT_SLOWED_PCT},
+    {"speed-file", required_argument, NULL, OPT_SPEED_FILE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -125,6 +131,8 @@ static unsigned modes_of(int opt)
     case OPT_IDLE: return MODE_SCAN;
     case OPT_RATE:
     case OPT_RETRY_CONTENDED:
+    case OPT_SLOWED_PCT:
+    case OPT_SPEED_FILE:
     case OPT_THREADS: return MODE_C10K;
     case OPT_DURATION:
     case OPT_SIZE:
@@ -314,6 +322,8 @@ static void apply_option(options_t *o, int opt, const char *arg)
         o->retry_contended = (int)parse_long(arg, 0, 5, "--retry-contended");
         break;
     case OPT_CONTENDED_PCT: o->contended_pct = parse_percent(arg, "--contended-pct"); break;
+    case OPT_SLOWED_PCT: o->slowed_pct = parse_percent(arg, "--slowed-pct"); break;
+    case OPT_SPEED_FILE: o->speed_file = arg; break;
     }
 }
 
@@ -347,6 +357,8 @@ static void check_and_complete(options_t *o)
         o->duration_s = o->mode == MODE_C10K ? 5 : 3;
     if (o->contended_pct == 0)
         o->contended_pct = CONTENDED_PCT;
+    if (o->slowed_pct == 0)
+        o->slowed_pct = SLOWED_PCT;
     if (o->timeout_s == 0)
         o->timeout_s = TIMEOUT_SLACK_S + planned_seconds(o);
 }

@@ -18,6 +18,7 @@
 #define MAX_CPUS 64  /* CPUs in one --cpu list */
 #define MAX_THREADS 64 /* --threads: c10k's event loops */
 #define CONTENDED_PCT 10.0 /* --contended-pct's default: see measure.c's contended() */
+#define SLOWED_PCT 25.0    /* --slowed-pct's default: see speed.c */
 
 typedef enum { MODE_STALL = 1, MODE_C10K = 2, MODE_SCAN = 4, MODE_HOLD = 8 } run_mode_t;
 
@@ -41,6 +42,8 @@ typedef struct {
     const char *server_cgroup;  /* --server-cgroup: its cpuacct cgroup (Linux), or NULL */
     int retry_contended;        /* --retry-contended (c10k): re-runs of a contended window */
     double contended_pct;       /* --contended-pct: the bound a contended window passes (10) */
+    double slowed_pct;          /* --slowed-pct (c10k): the slowdown that makes it contended */
+    const char *speed_file;     /* --speed-file (c10k): each CPU's best probe, kept across runs */
     int cpu;                    /* --cpu; -1: not pinned (the first CPU of a list) */
     int cpus[MAX_CPUS];         /* --cpu N,M,...: c10k's workers go round them */
     int cpu_count;

@@ -139,6 +139,20 @@ typedef struct {
 int proc_host_cpu(long server_pid, proc_host_t *out);
 
 /*
+ * The same CPUs listed (this process's and the server's affinity masks
+ * joined), at most `max` of them into `cpus`: loadgen times its speed probe
+ * on each. Returns how many, or -1 where the system has no affinity to read
+ * (macOS) or it is not read here.
+ */
+int proc_window_cpus(long server_pid, int *cpus, int max);
+
+/*
+ * Move the calling thread onto one CPU (cpu >= 0), or back onto the CPUs it
+ * had before its first move (cpu < 0). 0 on success, -1 where it cannot.
+ */
+int proc_move_thread(int cpu);
+
+/*
  * How long pid's threads (pid 0: this process) have been runnable but
  * waiting for a CPU, ns so far (Linux: /proc/P/task/T/schedstat). -1 when
  * the kernel does not keep it (schedstats off: every delay reads 0) or it

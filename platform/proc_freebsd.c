@@ -164,6 +164,39 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return out->cpus > 0 ? 0 : -1;
 }
 
+int proc_window_cpus(long server_pid, int *cpus, int max)
+{
+    cpuset_t mine, theirs;
+    CPU_ZERO(&theirs);
+    if (cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, -1, sizeof mine, &mine) != 0)
+        return -1;
+    if (server_pid > 0)
+        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, (id_t)server_pid, sizeof theirs,
+                           &theirs);
+    int n = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+        if (CPU_ISSET(cpu, &mine) || CPU_ISSET(cpu, &theirs))
+            cpus[n++] = cpu;
+    return n;
+}
+
+int proc_move_thread(int cpu)
+{
+    static cpuset_t before;
+    static bool saved;
+    cpuset_t one;
+    if (cpu < 0)
+        return saved && cpuset_setaffinity(CPU_LEVEL_WHICH, CPU_WHICH_TID, -1, sizeof before,
+                                           &before) == 0 ? 0 : -1;
+    if (!saved &&
+        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_TID, -1, sizeof before, &before) != 0)
+        return -1;
+    saved = true;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return cpuset_setaffinity(CPU_LEVEL_WHICH, CPU_WHICH_TID, -1, sizeof one, &one) == 0 ? 0 : -1;
+}
+
 long long proc_run_delay_ns(long pid)
 {
     (void)pid;

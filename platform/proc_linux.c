@@ -297,6 +297,41 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return out->cpus > 0 ? 0 : -1;
 }
 
+static int add_cpus(const cpu_set_t *set, int *cpus, int n, int max)
+{
+    for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+        if (CPU_ISSET(cpu, set))
+            cpus[n++] = cpu;
+    return n;
+}
+
+int proc_window_cpus(long server_pid, int *cpus, int max)
+{
+    cpu_set_t mine, theirs;
+    if (proc_forced_portable() || sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return -1;
+    if (server_pid > 0 && sched_getaffinity((pid_t)server_pid, sizeof theirs, &theirs) == 0)
+        CPU_OR(&mine, &mine, &theirs);
+    return add_cpus(&mine, cpus, 0, max);
+}
+
+int proc_move_thread(int cpu)
+{
+    static cpu_set_t before;
+    static bool saved;
+    cpu_set_t one;
+    if (proc_forced_portable())
+        return -1;
+    if (cpu < 0)
+        return saved && sched_setaffinity(0, sizeof before, &before) == 0 ? 0 : -1;
+    if (!saved && sched_getaffinity(0, sizeof before, &before) != 0)
+        return -1;
+    saved = true;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0 ? 0 : -1; /* 0: this thread */
+}
+
 /* The second field of each thread's schedstat: time spent waiting on a run queue. */
 long long proc_run_delay_ns(long pid)
 {

@@ -58,6 +58,19 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return -1;
 }
 
+/* not read here */
+int proc_window_cpus(long server_pid, int *cpus, int max)
+{
+    (void)server_pid, (void)cpus, (void)max;
+    return -1;
+}
+
+int proc_move_thread(int cpu)
+{
+    (void)cpu;
+    return -1;
+}
+
 long long proc_run_delay_ns(long pid)
 {
     (void)pid;

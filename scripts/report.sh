@@ -222,20 +222,25 @@ EOF
 }
 
 # How many steps of the curves and knees loadgen found contended, ran again,
-# and still found contended (their JSON lines: contended, contended_retries).
+# and still found contended (their JSON lines: contended, contended_retries),
+# and how many of those kept were slowed (slowdown_pct over slowed_bound_pct).
 contention_summary() {
     local f
     for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl "$RAW"/headroom.jsonl \
         "$RAW"/headroom_knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
         /"contended_retries":/ { steps++; r = $0; sub(/.*"contended_retries":/, "", r)
             if (r + 0 > 0) retried++
+            d = $0; b = $0; sub(/.*"slowdown_pct":/, "", d); sub(/.*"slowed_bound_pct":/, "", b)
+            if ($0 ~ /"slowdown_pct":[0-9-]/ && d + 0 > b + 0) slowed++
             if ($0 ~ /"contended":true/) { still++
                 s = $0; sub(/.*"rung":"/, "", s); sub(/".*/, "", s)
                 t = $0; sub(/.*"rate_offered":/, "", t); sub(/[.,].*/, "", t)
                 which = which (which == "" ? "" : ", ") s " at " t } }
         END { if (!steps) { print "not measured (no contention figures in these results)"; exit }
               printf "%d of %d windows run again, %d still contended after their retries%s",
-                  retried, steps, still, still ? " (" which "; they count for nobody)" : "" }'
+                  retried, steps, still, still ? " (" which "; they count for nobody)" : ""
+              printf "; %d of those kept ran on CPUs slower than their best at the speed " \
+                  "probe by more than its bound (counted as contended)", slowed }'
 }
 
 report_settings() {
@@ -354,8 +359,10 @@ it could have gone loadgen sent it) and the service time (the rest: the server's
 service time within 2 ms, below the first rate it failed. A step is the client's, and counts for
 nobody, only when the client was the saturated side (a loadgen thread at 90% of its core, the
 server below it); where both were, the step is the server's and the table says "both saturated".
-A window whose CPUs went to other work or waited for them (loadgen's contended bound) is run again,
-up to $CURVE_RETRIES times, and counts for nobody if it stays contended. Where the doubling sweep
+A window whose CPUs went to other work or waited for them (loadgen's contended bound), or ran a
+fixed probe at its edges more than loadgen's slowed bound slower than their best this run (a host
+slowed by what a guest is not told: other guests on its cache and memory), is run again, up to
+$CURVE_RETRIES times, and counts for nobody if it stays contended. Where the doubling sweep
 brackets a knee on the server's side, the bracket is cut at about x1.19 and swept $KNEE_REPS more
 times, the rungs in random order: the capacity is then the median of those rounds, with its
 range. A capacity only the client (or the sweep's top) held back is "at least", with the

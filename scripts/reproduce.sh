@@ -285,6 +285,9 @@ fi
 
 RESULTS=${RESULTS_DIR:-$ROOT/results}
 RAW=$RESULTS/raw
+# Each CPU's fastest time at loadgen's speed probe over the run, kept by
+# loadgen itself (--speed-file): a window on CPUs slower than that is contended.
+SPEED_FILE=$RAW/speed.txt
 LOGS=$RESULTS/logs
 APT_LOG=$LOGS/apt.log
 

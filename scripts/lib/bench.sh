@@ -250,6 +250,8 @@ one_run() {
         fi
         set -- "$@" "$a"
     done
+    # c10k times its CPUs against the fastest they ran this run (SPEED_FILE).
+    [ "$1" = c10k ] && [ -n "${SPEED_FILE:-}" ] && set -- "$@" --speed-file "$SPEED_FILE"
     run_loadgen "$tags" "$deadline" "$@"
     ports_closed
     # VmHWM: the most resident memory the server's main process ever had

@@ -64,8 +64,9 @@ BEGIN {
     # client's, not the server's, only when the client was the saturated
     # side: one loadgen thread at SAT_PCT of its core while the server was
     # below it (both saturated is the server's step, and said). A window
-    # loadgen found contended (its CPUs busy with someone else's work, or
-    # waited for) was run again; one still contended counts for nobody.
+    # loadgen found contended (its CPUs busy with someone else's work,
+    # waited for, or slower than their best at a fixed probe) was run
+    # again; one still contended counts for nobody.
     SAT_PCT = 90
     C10K_WALL_FACTOR = 10 # at C10K: kqueue's and epoll's capacity >= this x poll's
                           # (measured: poll has none at 10 000; epoll at least 64 000)
@@ -143,7 +144,7 @@ BEGIN {
         " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
         " echoes_per_conn_min:min" \
         " service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct server_run_delay_ms" \
-        " client_run_delay_ms contended:ntrue contended_retries saturated"
+        " client_run_delay_ms slowdown_pct contended:ntrue contended_retries saturated"
     # The bisection rounds (measure_knees): the same rows, one per repeat.
     T["knees"] = "rung n run rate_offered|" substr(T["curves"], index(T["curves"], "|") + 1)
     # One loop per core (measure_cores): 07-epoll and 09-reuseport swept on
@@ -846,19 +847,20 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         "it achieved) with a p%s service time <= %s us, below the first step the server failed; " \
         "a wall shows where the server failed a step while the client had headroom (a side is " \
         "saturated at %s%% of its core; contended steps, > %s%% of the CPUs' time neither " \
-        "side's or waited for, are run again and then count for nobody); need every wall shown " \
+        "side's or waited for, or the CPUs > %s%% slower than their best at a fixed probe, are " \
+        "run again and then count for nobody); need every wall shown " \
         "in the ladder's order, %s holding at least what 02, 03 and 05 hold%s:%s%s",
-        CURVE_KEPT, OBJ_PCT, OBJ_US, SAT_PCT, contended_bound(), top,
+        CURVE_KEPT, OBJ_PCT, OBJ_US, SAT_PCT, contended_bound("contended_bound_pct"),
+        contended_bound("slowed_bound_pct"), top,
         unmeasured == "" ? "" : "; not measured:" substr(unmeasured, 2), substr(text, 2),
         order_text == "" ? "" : " | out of order:" substr(order_text, 2)))
 }
 
-# The bound loadgen judged contention by (its "contended_bound_pct").
-function contended_bound(    i, g) {
+# A bound loadgen judged contention by ("contended_bound_pct" or "slowed_bound_pct").
+function contended_bound(key,    i, g) {
     for (i = 1; i <= rows["curves"]; i++) {
         g = order["curves", i]
-        if (nval["curves", g, "contended_bound_pct"]) return stat("curves", g,
-            "contended_bound_pct", "median") + 0
+        if (nval["curves", g, key]) return stat("curves", g, key, "median") + 0
     }
     return "?"
 }
