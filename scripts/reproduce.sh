@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce the I/O ladder's measurements on this machine, with one command.
 #
-#   scripts/reproduce.sh            the default run (6-7 minutes on 2 cores)
+#   scripts/reproduce.sh            the default run (6-8 minutes on 2 cores)
 #   scripts/reproduce.sh --full     also the load curves at 100 and 1000
 #                                   connections, and 3 sweeps per curve
 #   scripts/reproduce.sh --quick    fewer repetitions, smaller N (under 2 minutes)
