@@ -351,7 +351,7 @@ quota_set() {
 # says which.
 DAMON_PAUSED=""
 damon_pause() {
-    local f found="" off="Y" on
+    local f found="" all_paused=Y on
     DAMON_TEXT="none on"
     [ "$USE_PROC" = 1 ] || { DAMON_TEXT="not looked for here (Linux only)"; return 0; }
     for f in /sys/kernel/mm/damon/admin/kdamonds/*/state \
@@ -363,12 +363,12 @@ damon_pause() {
         found="$found ${f#/sys/}"
         [ "${KEEP_DAMON:-0}" = 1 ] && continue
         if [ "$on" = on ]; then echo off >"$f"; else echo N >"$f"; fi 2>/dev/null &&
-            DAMON_PAUSED="$DAMON_PAUSED $f" || off=""
+            DAMON_PAUSED="$DAMON_PAUSED $f" || all_paused=""
     done
     [ -n "$found" ] || return 0
     if [ "${KEEP_DAMON:-0}" = 1 ]; then
         DAMON_TEXT="on (${found# }), kept on (--keep-damon): its page walks count as contention"
-    elif [ -n "$off" ]; then
+    elif [ -n "$all_paused" ]; then
         DAMON_TEXT="paused for the run (${found# }), back on at its end"
     else
         DAMON_TEXT="on (${found# }) and not paused (not root?): its page walks count as contention"
