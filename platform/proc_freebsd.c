@@ -19,31 +19,14 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-/*
- * Every process on the machine (KERN_PROC_PROC: one entry per process, not
- * per thread); malloc'ed. The table can grow between the two calls, hence
- * the margin and the retry on ENOMEM.
- */
+#include "proc_sysctl.h"
+
+/* Every process on the machine (KERN_PROC_PROC: one entry per process, not
+ * per thread); malloc'ed. */
 static struct kinfo_proc *all_processes(size_t *count)
 {
     int mib[3] = {CTL_KERN, KERN_PROC, KERN_PROC_PROC};
-    for (int attempt = 0; attempt < 3; attempt++) {
-        size_t len = 0;
-        if (sysctl(mib, 3, NULL, &len, NULL, 0) < 0)
-            return NULL;
-        len += len / 4 + sizeof(struct kinfo_proc);
-        struct kinfo_proc *kp = malloc(len);
-        if (!kp)
-            return NULL;
-        if (sysctl(mib, 3, kp, &len, NULL, 0) == 0) {
-            *count = len / sizeof *kp;
-            return kp;
-        }
-        free(kp);
-        if (errno != ENOMEM)
-            return NULL;
-    }
-    return NULL;
+    return kinfo_table(mib, 3, count);
 }
 
 /* Whether pid is root or descends from it, following ki_ppid up the table. */
@@ -255,33 +238,14 @@ proc_info_t *proc_list(size_t *count)
 {
     size_t n = 0;
     struct kinfo_proc *kp = all_processes(&n);
-    proc_info_t *all = kp ? malloc((n ? n : 1) * sizeof *all) : NULL;
-    for (size_t i = 0; all && i < n; i++)
-        fill_info(&kp[i], &all[i]);
-    free(kp);
-    *count = all ? n : 0;
-    return all;
+    return proc_infos_of(kp, n, count, fill_info);
 }
 
 /* pid's descriptors: kinfo_file records, each kf_structsize bytes long. */
 static char *file_table(long pid, size_t *len)
 {
     int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_FILEDESC, (int)pid};
-    for (int attempt = 0; attempt < 3; attempt++) {
-        *len = 0;
-        if (sysctl(mib, 4, NULL, len, NULL, 0) < 0)
-            return NULL;
-        *len += *len / 4 + sizeof(struct kinfo_file);
-        char *buf = malloc(*len);
-        if (!buf)
-            return NULL;
-        if (sysctl(mib, 4, buf, len, NULL, 0) == 0)
-            return buf;
-        free(buf);
-        if (errno != ENOMEM)
-            return NULL;
-    }
-    return NULL;
+    return sysctl_table(mib, 4, sizeof(struct kinfo_file), len);
 }
 
 /* The next record, or NULL at the end. */

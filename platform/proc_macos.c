@@ -21,6 +21,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "proc_sysctl.h"
+
 /* Enough for a forking server at C10K. */
 #define MAX_TREE 20000
 
@@ -242,29 +244,9 @@ bool proc_info(long pid, proc_info_t *out)
 proc_info_t *proc_list(size_t *count)
 {
     int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_ALL, 0};
-    *count = 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        size_t len = 0;
-        if (sysctl(mib, 4, NULL, &len, NULL, 0) < 0)
-            return NULL;
-        len += len / 4 + sizeof(struct kinfo_proc);
-        struct kinfo_proc *kp = malloc(len);
-        if (!kp)
-            return NULL;
-        if (sysctl(mib, 4, kp, &len, NULL, 0) == 0) {
-            size_t n = len / sizeof *kp;
-            proc_info_t *all = malloc((n ? n : 1) * sizeof *all);
-            for (size_t i = 0; all && i < n; i++)
-                fill_info(&kp[i], &all[i]);
-            free(kp);
-            *count = all ? n : 0;
-            return all;
-        }
-        free(kp);
-        if (errno != ENOMEM)
-            return NULL;
-    }
-    return NULL;
+    size_t n = 0;
+    struct kinfo_proc *kp = kinfo_table(mib, 4, &n);
+    return proc_infos_of(kp, n, count, fill_info);
 }
 
 int proc_open_fds(long pid, int *lowest_free)

@@ -89,6 +89,26 @@ static size_t open_clients(int port, int *fds, size_t n)
     return opened;
 }
 
+/* Start the rung with its defaults; false, with what the attempt left
+ * cleaned up, if it did not start. */
+static bool start_or_clean_up(server_t *s, const rung_t *r)
+{
+    if (server_start(s, r->binary, NULL))
+        return true;
+    server_cleanup(s);
+    return false;
+}
+
+/* A test's end: close its one client (if it connected), then stop the
+ * server, with the contract's checks, and clean up. */
+static void stop_after_client(server_t *s, int fd)
+{
+    if (fd >= 0)
+        close(fd);
+    server_stop(s);
+    server_cleanup(s);
+}
+
 static void close_clients(int *fds, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -151,6 +171,36 @@ static void expect_fds_back(const server_t *s, int baseline, double timeout_s)
         return;
     int now = settle(seen_fd_count, s->pid, baseline, timeout_s);
     expect(now == baseline, "server's open fds back to baseline: %d (baseline %d)", now, baseline);
+}
+
+/*
+ * A crowd of n that met a bound (select's FD_SETSIZE, 05-07's table): every
+ * client either echoed or was closed by the server, the first `first` all
+ * echo, and at least `refused` were closed. How many were.
+ */
+static size_t expect_refused_past_bound(const echo_t *e, size_t n, size_t first, size_t refused)
+{
+    size_t ok = count_results(e, 0, n, ECHO_OK);
+    size_t closed = count_results(e, 0, n, ECHO_CLOSED);
+    size_t early = count_results(e, 0, first, ECHO_OK);
+    expect(ok + closed == n, "every client either echoed (%zu) or was closed by the server (%zu)",
+           ok, closed);
+    expect(early == first, "the first %zu clients all echo (%zu do)", first, early);
+    expect(closed >= refused, "at least %zu were refused: %zu", refused, closed);
+    show_failures(e, first, 3);
+    return closed;
+}
+
+/* After such a crowd: the server lives, its first client still echoes, and
+ * once they have all gone it holds the fds it held before (baseline). */
+static void expect_crowd_survived(server_t *s, int *fds, size_t opened, uint64_t seed, int baseline)
+{
+    if (!expect(server_alive(s), "server alive"))
+        return;
+    expect(echo_once(fds[0], seed, 1000, ECHO_KEEP_OPEN, 5.0),
+           "the first client still echoes at the end");
+    close_clients(fds, opened);
+    expect_fds_back(s, baseline, 10.0);
 }
 
 /* A new client gets a correct echo: the server is alive and serving. */
@@ -417,10 +467,8 @@ static size_t vanishing_client(int port, vanish_t how, uint64_t seed)
 static void test_reset(const rung_t *r)
 {
     server_t s;
-    if (!server_start(&s, r->binary, NULL)) {
-        server_cleanup(&s);
+    if (!start_or_clean_up(&s, r))
         return;
-    }
     int baseline = take_baseline(&s).fds;
     size_t pushed = 0;
     int rounds = 0;
@@ -616,13 +664,14 @@ static void test_idle_does_not_block(const rung_t *r)
  * 02-fork the children (no zombies), for 03-threads the threads.
  * (Pitfalls 5, 11, 12.)
  */
+#define MANY_CLIENTS_MOST 2000 /* the largest count below */
 static size_t many_clients_count(const rung_t *r)
 {
     switch (r->number) {
     case 2: return 1000;
     case 3: return LADDER_TSAN ? 200 : 1000; /* TSan caps live threads */
     case 4: return 900;                      /* below select's FD_SETSIZE */
-    default: return 2000;
+    default: return MANY_CLIENTS_MOST;
     }
 }
 
@@ -679,11 +728,11 @@ static size_t hang_up_all(echo_t *e, size_t n)
 
 static void test_many_clients(const rung_t *r)
 {
+    static int fds[MANY_CLIENTS_MOST]; /* static: one test per process, and too large a stack */
+    static echo_t e[MANY_CLIENTS_MOST];
     size_t n = many_clients_count(r), opened = 0;
-    int *fds = calloc(n, sizeof *fds);
-    echo_t *e = calloc(n, sizeof *e);
     server_t s;
-    if (!fds || !e || !server_start(&s, r->binary, NULL))
+    if (!server_start(&s, r->binary, NULL))
         goto out;
     baseline_t baseline = take_baseline(&s);
 
@@ -709,12 +758,7 @@ stop:
     close_clients(fds, opened);
     server_stop(&s);
 out:
-    if (!fds || !e)
-        expect(false, "out of memory");
-    else
-        server_cleanup(&s);
-    free(fds);
-    free(e);
+    server_cleanup(&s);
 }
 
 /* ======================================================================== */
@@ -734,10 +778,8 @@ out:
 static void test_zombies(const rung_t *r)
 {
     server_t s;
-    if (!server_start(&s, r->binary, NULL)) {
-        server_cleanup(&s);
+    if (!start_or_clean_up(&s, r))
         return;
-    }
     int baseline = take_baseline(&s).fds, rounds = 0, most_zombies = 0;
     double start = now_s();
     for (int i = 0; i < ZOMBIE_ROUNDS; i++) {
@@ -897,10 +939,8 @@ static int connect_close_cycles(const server_t *s, int long_fd, int *checks_ok)
 static void test_connect_close_storm(const rung_t *r)
 {
     server_t s;
-    if (!server_start(&s, r->binary, NULL)) {
-        server_cleanup(&s);
+    if (!start_or_clean_up(&s, r))
         return;
-    }
     int baseline = take_baseline(&s).fds, checks_ok = 0;
     int long_fd = client_connect(s.port, 0);
     if (expect(long_fd >= 0 && echo_once(long_fd, 10, 1000, ECHO_KEEP_OPEN, 5.0),
@@ -1035,26 +1075,13 @@ static bool stderr_line_with(const server_t *s, const char *word, char *line, si
     return hit != NULL;
 }
 
-static void expect_ceiling_outcome(const echo_t *e)
-{
-    size_t ok = count_results(e, 0, CEILING_CLIENTS, ECHO_OK);
-    size_t closed = count_results(e, 0, CEILING_CLIENTS, ECHO_CLOSED);
-    size_t early = count_results(e, 0, CEILING_EARLY, ECHO_OK);
-    expect(ok + closed == CEILING_CLIENTS, "every client either echoed (%zu) or was closed by the server (%zu)",
-           ok, closed);
-    expect(early == CEILING_EARLY, "the first %d clients all echo (%zu do)", CEILING_EARLY, early);
-    expect(closed >= CEILING_CLIENTS - 1024, "at least %d were refused: %zu",
-           CEILING_CLIENTS - 1024, closed);
-    show_failures(e, CEILING_EARLY, 3);
-}
-
 static void test_select_ceiling(const rung_t *r)
 {
-    int *fds = calloc(CEILING_CLIENTS, sizeof *fds);
-    echo_t *e = calloc(CEILING_CLIENTS, sizeof *e);
+    static int fds[CEILING_CLIENTS]; /* static: one test per process, and too large a stack */
+    static echo_t e[CEILING_CLIENTS];
     size_t opened = 0;
     server_t s;
-    if (!fds || !e || !server_start(&s, r->binary, NULL))
+    if (!server_start(&s, r->binary, NULL))
         goto out;
     int baseline = take_baseline(&s).fds;
     opened = open_clients(s.port, fds, CEILING_CLIENTS);
@@ -1063,23 +1090,15 @@ static void test_select_ceiling(const rung_t *r)
     for (size_t i = 0; i < CEILING_CLIENTS; i++)
         echo_init(&e[i], fds[i], 700 + i, 100, ECHO_KEEP_OPEN);
     echo_run(e, CEILING_CLIENTS, &(echo_opts_t){.timeout_s = 30.0});
-    expect_ceiling_outcome(e);
+    expect_refused_past_bound(e, CEILING_CLIENTS, CEILING_EARLY, CEILING_CLIENTS - 1024);
     char line[200] = "";
     expect(stderr_line_with(&s, "FD_SETSIZE", line, sizeof line), "stderr names FD_SETSIZE: \"%s\"", line);
-    expect(server_alive(&s), "server alive");
-    expect(echo_once(fds[0], 701, 1000, ECHO_KEEP_OPEN, 5.0), "the first client still echoes at the end");
-    close_clients(fds, opened);
-    expect_fds_back(&s, baseline, 10.0);
+    expect_crowd_survived(&s, fds, opened, 701, baseline);
 stop:
     close_clients(fds, opened);
     server_stop(&s);
 out:
-    if (!fds || !e)
-        expect(false, "out of memory");
-    else
-        server_cleanup(&s);
-    free(fds);
-    free(e);
+    server_cleanup(&s);
 }
 
 /* ======================================================================== */
@@ -1310,21 +1329,14 @@ out:
 
 static void expect_table_outcome(const server_t *s, const echo_t *e)
 {
-    size_t ok = count_results(e, 0, TABLE_CLIENTS, ECHO_OK);
-    size_t closed = count_results(e, 0, TABLE_CLIENTS, ECHO_CLOSED);
-    size_t first = count_results(e, 0, TABLE_FIRST, ECHO_OK);
-    expect(ok + closed == TABLE_CLIENTS, "every client either echoed (%zu) or was closed by the server (%zu)",
-           ok, closed);
-    expect(first == TABLE_FIRST, "the first %d clients all echo (%zu do)", TABLE_FIRST, first);
-    expect(closed >= TABLE_CLIENTS - TABLE_LIMIT, "at least %d were refused: %zu", TABLE_CLIENTS - TABLE_LIMIT,
-           closed);
+    size_t closed =
+        expect_refused_past_bound(e, TABLE_CLIENTS, TABLE_FIRST, TABLE_CLIENTS - TABLE_LIMIT);
     int lines = count_lines_with(s, "connection refused");
     expect(lines >= 1 && lines <= 3, "one stderr line per run of refusals, not per client: %d lines for %zu",
            lines, closed);
     char line[200] = "";
     stderr_line_with(s, "connection refused", line, sizeof line);
     note("e.g. \"%s\"", line);
-    show_failures(e, TABLE_FIRST, 3);
 }
 
 static void test_table_bound(const rung_t *r)
@@ -1359,11 +1371,7 @@ static void test_table_bound(const rung_t *r)
         echo_init(&e[i], fds[i], 1200 + i, 100, ECHO_KEEP_OPEN);
     echo_run(e, TABLE_CLIENTS, &(echo_opts_t){.timeout_s = 10.0});
     expect_table_outcome(&s, e);
-    if (expect(server_alive(&s), "server alive")) {
-        expect(echo_once(fds[0], 1199, 1000, ECHO_KEEP_OPEN, 5.0), "the first client still echoes at the end");
-        close_clients(fds, opened);
-        expect_fds_back(&s, baseline, 10.0);
-    }
+    expect_crowd_survived(&s, fds, opened, 1199, baseline);
 stop:
     close_clients(fds, opened);
     server_stop(&s);
@@ -1466,10 +1474,8 @@ static bool storm_done(void *ctx)
 static void test_signal_storm(const rung_t *r)
 {
     server_t s;
-    if (!server_start(&s, r->binary, NULL)) {
-        server_cleanup(&s);
+    if (!start_or_clean_up(&s, r))
         return;
-    }
     signal_storm_t storm = {.pid = s.pid};
     int fd = client_connect(s.port, 64 * KIB);
     if (fd >= 0) {
@@ -1600,10 +1606,7 @@ static void test_accept_errors(const rung_t *r)
     expect(echo_once(fd, 1300, 1000, ECHO_KEEP_OPEN, 5.0), "once accept() works again, the waiting client is served");
     expect(server_alive(&s), "server alive");
 stop:
-    if (fd >= 0)
-        close(fd);
-    server_stop(&s);
-    server_cleanup(&s);
+    stop_after_client(&s, fd);
 out:
     faults_off();
 }
@@ -1664,10 +1667,7 @@ static void test_task_limit(const rung_t *r)
     set_fault("");
     expect_fresh_echo(&s, 1000, "once the limit is no longer met");
     expect(server_alive(&s), "server alive");
-    if (fd >= 0)
-        close(fd);
-    server_stop(&s);
-    server_cleanup(&s);
+    stop_after_client(&s, fd);
 out:
     faults_off();
 }
@@ -1734,10 +1734,10 @@ static storm_run_t ride_out_storm(pid_t pid, int pinger, const int *fds, int n)
 
 static void test_connect_storm(const rung_t *r)
 {
-    int n = r->number == 4 ? STORM_CONNECTS_SELECT : STORM_CONNECTS;
-    int *fds = calloc((size_t)n, sizeof *fds), opened = 0, pinger = -1;
+    static int fds[STORM_CONNECTS]; /* static: one test per process, and too large a stack */
+    int n = r->number == 4 ? STORM_CONNECTS_SELECT : STORM_CONNECTS, opened = 0, pinger = -1;
     server_t s;
-    if (!fds || !server_start(&s, r->binary, NULL))
+    if (!server_start(&s, r->binary, NULL))
         goto out;
     pinger = client_connect(s.port, 0);
     if (!expect(pinger >= 0 && echo_once(pinger, 1400, 100, ECHO_KEEP_OPEN, 5.0), "an established client is served"))
@@ -1766,11 +1766,7 @@ stop:
         close(pinger);
     server_stop(&s);
 out:
-    if (!fds)
-        expect(false, "out of memory");
-    else
-        server_cleanup(&s);
-    free(fds);
+    server_cleanup(&s);
 }
 
 /* ======================================================================== */
@@ -1949,10 +1945,7 @@ static void test_pool_returns(const rung_t *r)
     if (cpu_seen(cpu))
         expect(cpu >= 0 && cpu < IDLE_CPU_BOUND, "then idle: %.0f%% of a CPU over 1 s (bound %.0f%%)",
                cpu * 100.0, IDLE_CPU_BOUND * 100.0);
-    if (fd >= 0)
-        close(fd);
-    server_stop(&s);
-    server_cleanup(&s);
+    stop_after_client(&s, fd);
 off:
     faults_off();
 out:

@@ -68,6 +68,22 @@ enum { MULTISHOT_RECV_EINVAL = -1, LINUX_5_19 = -2, RECV_IN_IO_WQ = -3 };
 /* Not an errno either: what "listen SLEEP MS" asks for. */
 enum { SLEEP = -4 };
 
+/* The control file's line, read afresh (empty where there is none), errno
+ * left as it was; the file's name, or NULL where LADDER_FAULT_FILE is unset. */
+static const char *read_fault_line(char *line, size_t size)
+{
+    const char *path = getenv("LADDER_FAULT_FILE");
+    int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    line[0] = '\0';
+    if (fd >= 0) {
+        ssize_t n = read(fd, line, size - 1);
+        line[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    errno = saved;
+    return path;
+}
+
 /* The errno (or signal) the control file asks `call` to fail with; 0: none.
  * *spare, if asked for, gets the number after it (0 when there is none). */
 static int fault_spare(const char *call, unsigned long *spare)
@@ -81,15 +97,8 @@ static int fault_spare(const char *call, unsigned long *spare)
                  {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED},
                  {"MULTISHOT_RECV_EINVAL", MULTISHOT_RECV_EINVAL}, {"LINUX_5_19", LINUX_5_19},
                  {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}, {"SLEEP", SLEEP}};
-    const char *path = getenv("LADDER_FAULT_FILE");
-    char line[64] = "";
-    int saved = errno, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        ssize_t n = read(fd, line, sizeof line - 1);
-        line[n > 0 ? n : 0] = '\0';
-        close(fd);
-    }
-    errno = saved;
+    char line[64];
+    read_fault_line(line, sizeof line);
     size_t len = strlen(call);
     if (strncmp(line, call, len) != 0 || line[len] != ' ')
         return 0;
@@ -119,14 +128,9 @@ static int fault_for(const char *call)
 enum { PASS, FAIL, INTERRUPTED };
 static int fault_once_due(int fd)
 {
-    const char *path = getenv("LADDER_FAULT_FILE");
-    char line[64] = "";
-    int saved = errno, cfd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (cfd >= 0) {
-        ssize_t n = read(cfd, line, sizeof line - 1);
-        line[n > 0 ? n : 0] = '\0';
-        close(cfd);
-    }
+    char line[64];
+    int saved = errno;
+    const char *path = read_fault_line(line, sizeof line);
     if (!strstr(line, " once"))
         return errno = saved, FAIL; /* every call fails */
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -136,7 +140,7 @@ static int fault_once_due(int fd)
         return INTERRUPTED; /* a signal, reported as accept() would */
     if (ready == 0)
         return errno = saved, PASS; /* nobody queued: a plain EAGAIN below */
-    cfd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int cfd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (cfd >= 0)
         close(cfd);
     errno = saved;

@@ -30,15 +30,22 @@ extern char **environ;
 int harness_failures = 0;
 int harness_skips = 0;
 
+/* One line of the test's output: lead, then the text, flushed at once so that
+ * it comes out in order with what the servers write. */
+static void say(const char *lead, const char *fmt, va_list ap)
+{
+    fputs(lead, stdout);
+    vprintf(fmt, ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
 bool expect(bool ok, const char *fmt, ...)
 {
     va_list ap;
-    printf("  %-5s ", ok ? "ok" : "FAIL");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say(ok ? "  ok    " : "  FAIL  ", fmt, ap);
     va_end(ap);
-    putchar('\n');
-    fflush(stdout);
     if (!ok)
         harness_failures++;
     return ok;
@@ -47,48 +54,35 @@ bool expect(bool ok, const char *fmt, ...)
 void note(const char *fmt, ...)
 {
     va_list ap;
-    printf("        ");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say("        ", fmt, ap);
     va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
-bool unseen(proc_feature_t what, const char *check)
-{
-    const char *why = proc_lacks(what);
-    if (!why)
-        return false;
-    printf("  %-5s %s: not on this platform's path (%s reads processes: %s)\n", "skip", check,
-           proc_reader(), why);
-    fflush(stdout);
-    harness_skips++;
-    return true;
 }
 
 bool skip_check(const char *check, const char *fmt, ...)
 {
     va_list ap;
-    printf("  %-5s %s: ", "skip", check);
+    printf("  skip  %s: ", check);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say("", fmt, ap);
     va_end(ap);
-    putchar('\n');
-    fflush(stdout);
     harness_skips++;
     return true;
+}
+
+bool unseen(proc_feature_t what, const char *check)
+{
+    const char *why = proc_lacks(what);
+    return why && skip_check(check, "not on this platform's path (%s reads processes: %s)",
+                             proc_reader(), why);
 }
 
 void skip_test(const char *fmt, ...)
 {
     va_list ap;
-    printf("skipped: ");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say("skipped: ", fmt, ap);
     va_end(ap);
-    putchar('\n');
-    fflush(stdout);
     exit(harness_failures ? 1 : HARNESS_SKIPPED);
 }
 

@@ -49,6 +49,23 @@ static bool ended_within(server_t *s, double timeout_s)
     return !server_alive(s);
 }
 
+/* n clients that connect and send nothing; after settle_s for the server to
+ * take them, its CPU share over one second. */
+static double share_with_silent_clients(server_t *s, int *fds, int n, double settle_s)
+{
+    for (int i = 0; i < n; i++)
+        fds[i] = client_connect(s->port, 0);
+    sleep_s(settle_s);
+    return cpu_share_over(s->pid, 1.0);
+}
+
+static void close_clients(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 /* One connection, one payload, every byte checked. */
 static bool one_echo(const server_t *s, uint64_t seed, size_t length)
 {
@@ -190,14 +207,9 @@ static void check_write_interest(server_t *s)
     skip_test_unless(PROC_FINE_CPU, "the server's CPU share");
     expect(one_echo(s, 1, 256 * KIB), "echoes are correct");
     int idle[3];
-    for (int i = 0; i < 3; i++)
-        idle[i] = client_connect(s->port, 0);
-    sleep_s(0.2);
-    double share = cpu_share_over(s->pid, 1.0);
+    double share = share_with_silent_clients(s, idle, 3, 0.2);
     expect(share > 0.3, "with 3 idle clients the server uses %.0f %% of a core", share * 100);
-    for (int i = 0; i < 3; i++)
-        if (idle[i] >= 0)
-            close(idle[i]);
+    close_clients(idle, 3);
 }
 
 /* "at the open-file limit (ulimit -n) the server burns a core, and never
@@ -206,15 +218,10 @@ static void check_emfile_spin(server_t *s)
 {
     skip_test_unless(PROC_FINE_CPU, "the server's CPU share");
     int fds[48];
-    for (int i = 0; i < 48; i++)
-        fds[i] = client_connect(s->port, 0);
-    sleep_s(0.3);
-    double share = cpu_share_over(s->pid, 1.0);
+    double share = share_with_silent_clients(s, fds, 48, 0.3);
     expect(share > 0.3, "with clients queued past its limit the server uses %.0f %% of a core", share * 100);
     expect(!stderr_has(s, "pausing"), "and it logged no \"pausing\" line");
-    for (int i = 0; i < 48; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+    close_clients(fds, 48);
 }
 
 /* "the first client is accepted, then nobody gets an echo, not even the
@@ -232,9 +239,7 @@ static void check_blocking_listener(server_t *s)
     double share = cpu_share_over(s->pid, 0.5);
     expect((!cpu_seen(share) || share < 0.1) && seen_state(s->pid) == 'S', "the server sleeps meanwhile (%.0f %% of a core, state %c)",
            share * 100, seen_state(s->pid));
-    for (int i = 0; i < 2; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+    close_clients(fds, 2);
 }
 
 /* "past about a thousand clients, a sanitizer report" */
@@ -249,9 +254,7 @@ static void check_fd_setsize(server_t *s)
     const char *report = err ? sanitizer_report_in(err) : NULL;
     expect(report != NULL, "a sanitizer report (%s) after %d clients", report ? report : "none", n);
     free(err);
-    for (int i = 0; i < n; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+    close_clients(fds, n);
 }
 
 /* "the server dies with an error line naming the interrupted call when it is

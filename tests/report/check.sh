@@ -42,6 +42,15 @@ setting() {
 # A stub line: what reproduce.sh writes when a run gave no result.
 stub() { echo "{$1,\"cause\":\"${3:-tool}\",\"error\":\"$2\"}"; }
 
+# fail WHAT: one failed assertion, said and counted.
+fail() {
+    echo "FAIL: $*"
+    FAILS=$((FAILS + 1))
+}
+# row TABLE KEY: the line of $WORK/TABLE (verdicts.tsv, findings.tsv) whose
+# first field is KEY; nothing if there is none.
+row() { awk -F'\t' -v k="$2" '$1 == k' "$WORK/$1" 2>/dev/null; }
+
 # expect CLAIM OUTCOME [WORDS [CLASS]]: that claim's verdict has that
 # outcome, its text contains WORDS, and its class is CLASS (by default:
 # "server" for NOT reproduced when WORDS say the server misbehaved, "ok"
@@ -49,7 +58,7 @@ stub() { echo "{$1,\"cause\":\"${3:-tool}\",\"error\":\"$2\"}"; }
 # measured).
 expect() {
     local line class=${4:-}
-    line=$(awk -F'\t' -v c="$1" '$1 == c' "$WORK/verdicts.tsv")
+    line=$(row verdicts.tsv "$1")
     if [ -z "$class" ]; then
         case "$2:${3:-}" in
         "NOT reproduced:the server misbehaved"*) class=server ;;
@@ -60,39 +69,26 @@ expect() {
     if [ "$(printf '%s\n' "$line" | cut -f2)" != "$2" ] ||
         [ "$(printf '%s\n' "$line" | cut -f4)" != "$class" ] ||
         [[ "$line" != *"${3:-}"* ]]; then
-        echo "FAIL: $1: expected '$2' (class $class)${3:+ mentioning '$3'}," \
+        fail "$1: expected '$2' (class $class)${3:+ mentioning '$3'}," \
             "got: ${line:-no verdict line}"
-        FAILS=$((FAILS + 1))
     fi
 }
 # refute CLAIM WORDS: that claim's verdict does not contain WORDS.
 refute() {
-    if awk -F'\t' -v c="$1" '$1 == c' "$WORK/verdicts.tsv" | grep -qF -- "$2"; then
-        echo "FAIL: $1: should not mention '$2'"
-        FAILS=$((FAILS + 1))
-    fi
+    case $(row verdicts.tsv "$1") in *"$2"*) fail "$1: should not mention '$2'" ;; esac
 }
 # finding KEY WORDS: report.awk's finding KEY (findings.tsv) contains WORDS.
 finding() {
     local line
-    line=$(awk -F'\t' -v k="$1" '$1 == k' "$WORK/findings.tsv" 2>/dev/null)
-    if [[ "$line" != *"$2"* ]]; then
-        echo "FAIL: finding $1: expected '$2', got: ${line:-no finding line}"
-        FAILS=$((FAILS + 1))
-    fi
+    line=$(row findings.tsv "$1")
+    [[ "$line" == *"$2"* ]] || fail "finding $1: expected '$2', got: ${line:-no finding line}"
 }
 # refute_finding KEY WORDS: the finding does not contain WORDS.
 refute_finding() {
-    if awk -F'\t' -v k="$1" '$1 == k' "$WORK/findings.tsv" | grep -qF -- "$2"; then
-        echo "FAIL: finding $1: should not mention '$2'"
-        FAILS=$((FAILS + 1))
-    fi
+    case $(row findings.tsv "$1") in *"$2"*) fail "finding $1: should not mention '$2'" ;; esac
 }
 # in_report WORDS: report.md holds WORDS (a fixed string) on one line.
-in_report() {
-    grep -qF -- "$1" "$WORK/report.md" ||
-        { echo "FAIL: report.md lacks '$1'"; FAILS=$((FAILS + 1)); }
-}
+in_report() { grep -qF -- "$1" "$WORK/report.md" || fail "report.md lacks '$1'"; }
 CLAIMS="stall idle busy-poll memory select O(n) O(ready) c10k walls c10k-wall yardstick"
 all_reproduced_but() {
     local claim
@@ -415,7 +411,7 @@ if [ "$rc" -ne "$WANT_RC" ] || [ -s "$WORK/err.txt" ]; then
     FAILS=$((FAILS + 1))
 fi
 [ "$(wc -l <"$WORK/verdicts.tsv")" -eq 11 ] ||
-    { echo "FAIL: expected 11 verdict lines"; FAILS=$((FAILS + 1)); }
+    fail "expected 11 verdict lines"
 
 case $CASE in
 good)
@@ -435,7 +431,7 @@ good)
     in_report "Finding: strace -c -f on the server, 1000 connections"
     grep -q '^08-io_uring,1000,5000,11000,21364,1.94,.*,io_uring_enter=20364 close=1000$' \
         "$WORK/syscalls.csv" ||
-        { echo "FAIL: syscalls.csv lacks 08-io_uring's row"; FAILS=$((FAILS + 1)); }
+        fail "syscalls.csv lacks 08-io_uring's row"
     # 08's canned curve falls behind at 64000: its capacity is 32000, the
     # highest step all three kept up with.
     WANT="07-epoll at least 64000 msgs/s (the top of the sweep) [estimate:"
@@ -484,7 +480,7 @@ cores-measured)
     # The curves' own capacities are untouched by the cores sweep.
     finding beyond "07-epoll at least 64000 msgs/s (the top of the sweep)"
     grep -q '^07-epoll,10000,16000.0,1,9000,' "$WORK/cores.csv" ||
-        { echo "FAIL: cores.csv lacks 07-epoll's slow step"; FAILS=$((FAILS + 1)); } ;;
+        fail "cores.csv lacks 07-epoll's slow step" ;;
 cores-both-bounds)
     all_reproduced_but
     finding cores "at least 64000 msgs/s (the top of the sweep) against 07-epoll at least 64000"
@@ -653,12 +649,9 @@ macos)
     expect "c10k wall" reproduced "(07-epoll not measured: epoll is Linux-only)"
     refute c10k "07-epoll"
     grep -q '^| 07-epoll | .*not measured: epoll is Linux-only' "$WORK/report.md" ||
-        {
-            echo "FAIL: report.md has no 07-epoll row saying epoll is Linux-only"
-            FAILS=$((FAILS + 1))
-        }
+        fail "report.md has no 07-epoll row saying epoll is Linux-only"
     grep -q 'native kqueue' "$WORK/report.md" ||
-        { echo "FAIL: report.md does not say kqueue is native"; FAILS=$((FAILS + 1)); }
+        fail "report.md does not say kqueue is native"
     all_reproduced_but ;;
 walls-out-of-order)
     expect walls "NOT reproduced" \
@@ -676,7 +669,7 @@ curve-contended)
     expect walls reproduced "07-epoll at 10000: at least 8000 msgs/s (contended above it)"
     expect walls reproduced "not measured: contended before the wall"
     grep -q 'contended' "$WORK/capacity.csv" ||
-        { echo "FAIL: capacity.csv says nothing of contention"; FAILS=$((FAILS + 1)); }
+        fail "capacity.csv says nothing of contention"
     all_reproduced_but ;;
 curve-both-saturated)
     WANT="03-threads at 10000: 32000 msgs/s (both saturated"
@@ -698,7 +691,7 @@ headroom)
     finding headroom "$WANT"
     grep -q '^07-epoll,25,10000,22627,22627,22627,3,no,,90508,90508,90508$' \
         "$WORK/headroom_capacity.csv" ||
-        { echo "FAIL: headroom_capacity.csv lacks 07-epoll's 25% row"; FAILS=$((FAILS + 1)); }
+        fail "headroom_capacity.csv lacks 07-epoll's 25% row"
     all_reproduced_but ;;
 headroom-nonlinear)
     finding headroom "07-epoll at 10000 connections: held to 50% of a core, 45255 msgs/s"
@@ -728,7 +721,7 @@ esac
 
 # The report and the tables are written in every case.
 for f in report.md verdicts.tsv findings.tsv; do
-    [ -s "$WORK/$f" ] || { echo "FAIL: $f not written"; FAILS=$((FAILS + 1)); }
+    [ -s "$WORK/$f" ] || fail "$f not written"
 done
 if [ "$FAILS" -gt 0 ]; then
     echo "--- verdicts:"
