@@ -69,7 +69,9 @@ done)
 targets=$(printf '%s\n' $touched "$@" | sort -u)
 echo "== build in $tree:" $targets
 rc=0
-(cd "$tree" && { [ -f build/dev/CMakeCache.txt ] || cmake --preset dev; } &&
+# Configured each time: a patch may add a tests/workshop/*.cmake, whose
+# targets a build's own re-run of the configuration would not name in time.
+(cd "$tree" && cmake --preset dev &&
     cmake --build --preset dev --parallel 2 --target $targets) >"$out/build.log" 2>&1 || rc=1
 cat "$out/build.log"
 if [ $rc -ne 0 ]; then
