@@ -58,12 +58,13 @@ if ! git_ apply "$patch"; then
     reset_tree
     exit 1
 fi
-# The rungs the patch touches; common/ touches them all.
+# The rungs the patch touches; common/ touches them all. (The patterns'
+# opening parentheses: posh reads a case in $(...) no other way.)
 touched=$(sed -n 's#^diff --git a/\([^ ]*\) b/.*#\1#p' "$patch" | while read -r path; do
     case "$path" in
-    [0-9][0-9]-*/*) echo "${path%%/*}" ;;
-    beyond/[0-9][0-9]-*/*) p=${path#beyond/}; echo "${p%%/*}" ;;
-    common/*) echo 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll ;;
+    ([0-9][0-9]-*/*) echo "${path%%/*}" ;;
+    (beyond/[0-9][0-9]-*/*) p=${path#beyond/}; echo "${p%%/*}" ;;
+    (common/*) echo 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll ;;
     esac
 done)
 targets=$(printf '%s\n' $touched "$@" | sort -u)
