@@ -30,7 +30,9 @@
 # passes a solution's test nor catches a bug. ctest schedules them as the
 # suite's own (the quiet and serial lists in tests/CMakeLists.txt). A
 # patch's tests are named RUNG.NAME:TEST, its build NAME:build; exit 1 if
-# any fails. It starts servers: on a shared machine, run it alone (under a
+# any fails. Logs: build/workshop/Testing/Temporary/LastTest.log, and each
+# patch as made of the tree and its build's log in
+# build/workshop/tests/workshop/NAME/. It starts servers: on a shared machine, run it alone (under a
 # lock: flock FILE scripts/check-workshop.sh).
 #
 # Refresh (for maintainers, after a rung changes, or a solution's edits):
