@@ -131,8 +131,10 @@ foreach(_edits ${_wpatches})
     continue()
   endif()
   list(REMOVE_DUPLICATES _targets)
+  # The scratch tree is built with this tree's compiler.
   add_test(NAME ${_name}:build
-           COMMAND sh ${_wdir}/tree.sh build ${PROJECT_SOURCE_DIR} ${_wtree} ${_edits} ${_out}
+           COMMAND ${CMAKE_COMMAND} -E env CC=${CMAKE_C_COMPILER}
+                   sh ${_wdir}/tree.sh build ${PROJECT_SOURCE_DIR} ${_wtree} ${_edits} ${_out}
                    ${_targets})
   set_tests_properties(${_name}:build PROPERTIES TIMEOUT 600 LABELS "${_labels}"
                        FIXTURES_REQUIRED workshop-tree FIXTURES_SETUP workshop-${_name}
