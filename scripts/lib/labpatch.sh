@@ -6,7 +6,7 @@
 #
 # An edits file is a plain description (its title; the Caught-by: line of a
 # lab, the Changes: and Adds: lines of a solution, which
-# scripts/check-workshop.sh reads), then its edits: each a header line and
+# tests/patches/tests.cmake reads), then its edits: each a header line and
 # the lines of a diff hunk without line numbers (' ' a line kept, '-' one
 # taken out, '+' one put in; empty lines between edits are left out):
 #   @@ edit FILE NAME()     the ' ' and '-' lines, in order, found once in the
