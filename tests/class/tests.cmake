@@ -67,8 +67,8 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
   # Every lab's plant and check on the emulated Mac path (LADDER_FORCE_PORTABLE=1,
   # posh, BWK awk): RED then GREEN, or "not on this system" (77), never a lie.
   # It builds a scratch clone's dev tree, then checks each lab: two minutes,
-  # so in two halves side by side, a minute each: three labs (the two
-  # longest, each checked for real or not, and L3), and every other lab.
+  # so in two halves side by side, about a minute each: L3, L12 and L15 (the
+  # longest, L15 checked for real), and every other lab (L6 checked for real).
   set(_labs L3 L12 L15)
   add_test(NAME class:lab-verdicts-1
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_verdicts.sh ${_labs})
