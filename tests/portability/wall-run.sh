@@ -87,9 +87,9 @@ if [ "$mode" = forced ]; then
     # The path plans its client ports as on macOS, where they stay in
     # TIME_WAIT for 2 x MSL = 30 s: 03's second hold and 06's and 07's C10K
     # after the scan wait for the first run's. Those waits are the path's own
-    # (Linux gives each destination its ports), so a 3 s MSL takes and says
-    # the same waits, 7 s each instead of 31.
-    LADDER_FORCED_MSL_MS=3000
+    # (Linux gives each destination its ports), so a 1 s MSL takes and says
+    # the same waits, 3 s each instead of 31.
+    LADDER_FORCED_MSL_MS=1000
     export LADDER_FORCE_PORTABLE LADDER_FORCED_MSL_MS
 fi
 echo "make wall in $rung: $make_cmd, wall.sh under $shell_path, awk = $awk_used, $sed_used," \
