@@ -159,7 +159,7 @@ static void note_late(const crew_sum_t *s, double rate)
 int run_c10k(const options_t *o, target_t *t, uint64_t deadline)
 {
     size_t n = (size_t)o->connections;
-    speed_t speed; /* calibrated before any connection, on a quiet client */
+    speed_t speed; /* each CPU's best probe time so far: speed.c */
     speed_start(&speed, o);
     crew_t *crew = crew_start(o->threads, t, n, (size_t)o->size, o->cpus,
                               o->cpu_count > 1 ? o->cpu_count : 0);

@@ -17,8 +17,9 @@
  * does not count (foreign_cpu_pct's business). A CPU's time for the window
  * is the faster of its two edges (a slowdown through the window shows at
  * both, a moment's jitter at one), and the window's is its slowest CPU's,
- * against the fastest that CPU has run the probe: at loadgen's start-up, or
- * earlier in the same reproduction when --speed-file keeps it across runs.
+ * against the fastest that CPU has run the probe: at this run's edges so far,
+ * and in the runs before it when --speed-file keeps that across runs (a
+ * reproduction keeps one file for all of its runs).
  */
 #define _GNU_SOURCE /* POSIX under strict -std=c11 */
 
@@ -32,7 +33,6 @@
 #define PROBE_TABLE_WORDS (1u << 20) /* uint32_t: 4 MiB */
 #define PROBE_STEPS 100000           /* about 0.25 ms on the VM above */
 #define PROBE_REPS 8                 /* runs per CPU and edge; the best counts */
-#define CALIBRATION_EDGES 3          /* edges' worth of runs at start-up */
 
 static uint32_t *table;
 static volatile uint32_t sink; /* keeps the chain from being optimized away */
@@ -96,7 +96,7 @@ void speed_start(speed_t *s, const options_t *o)
     for (uint32_t i = 0; i < PROBE_TABLE_WORDS; i++)
         table[i] = i * 2654435761u;
     for (int i = 0; i < s->count; i++)
-        s->best_us[i] = probe_on(s->cpus[i], CALIBRATION_EDGES * PROBE_REPS);
+        s->best_us[i] = INFINITY; /* until the first edge, or what the file kept */
     read_bests(s, o->speed_file);
 }
 

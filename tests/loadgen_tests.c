@@ -303,8 +303,11 @@ static const case_t CASES[] = {
     {"refused", {NULL}, {"c10k", N20}, 1, 1,
      {"requested=20", "established=0", "served=0", "failed=20", "connect_failed=20",
       "msgs=0", "error=not served"}},
+    /* The window is cut at the deadline, not before: what comes first (the connections, the
+     * speed probe's first edge: 25 ms under ASan on an idle machine, more beside other
+     * tests) leaves it at least three quarters of the second. */
     {"timeout-window", {"--mode", "echo"}, {"c10k", "-n", "5", "--duration", "30", "--timeout",
-     "1"}, 1, 1, {"served=5", "lost=0", "msgs>0", "window_s>0.9", "window_s<1.0001",
+     "1"}, 1, 1, {"served=5", "lost=0", "msgs>0", "window_s>0.75", "window_s<1.0001",
      "error=timeout"}, .max_s = 1.6},
     /* A duplicated echo: while nothing is owed (open loop, between sends) it is duplicated... */
     {"duplicate", {"--mode", "dup", "--every", "10", "--after", "300"},
@@ -404,8 +407,8 @@ static const case_t CASES[] = {
      {"served=2", "probe_best_us=1.0", "slowdown_pct>1000", "slowed_bound_pct=25.0",
       "contended=true", "contended_retries=2", "error="},
      .speed = "0 1\n1 1\n2 1\n3 1\n4 1\n5 1\n6 1\n7 1\n"},
-    /* Without a best from before, loadgen's own calibration at start-up is the best: the
-     * window's probe is a real time, never faster than it, and the verdict stands on it. */
+    /* Without a best from before, the window's own edges are the best: its probe is a real
+     * time, never faster than that best, and the verdict stands on it. */
     {"speed-measured", {"--mode", "echo"},
      {"c10k", "-n", "2", "--duration", "0.2", "--speed-file", "SPEED_FILE",
       "--slowed-pct", "100"}, 0, 1,
