@@ -1082,6 +1082,7 @@ if [ "$REFERENCE" = 1 ] && [ "$report_rc" -eq 0 ]; then
     cp "$RESULTS"/report.md "$RESULTS"/verdicts.tsv "$RESULTS"/*.csv "$RAW/settings.env" \
         "$ROOT/docs/reference/"
     cp "$RAW"/*.jsonl "$RAW"/settings.env "$RAW"/problems.txt "$ROOT/docs/reference/raw/"
+    [ -f "$SPEED_FILE" ] && cp "$SPEED_FILE" "$ROOT/docs/reference/raw/"
     for svg in "$RESULTS"/*.svg; do [ -f "$svg" ] && cp "$svg" "$ROOT/docs/reference/"; done
     printf '%s\n' "$REFERENCE_TREES" >"$ROOT/docs/reference/TREES"
     log "reference: report, tables, verdicts, settings, raw/ and plots copied to docs/reference/"
