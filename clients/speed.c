@@ -18,8 +18,10 @@
  * is the faster of its two edges (a slowdown through the window shows at
  * both, a moment's jitter at one), and the window's is its slowest CPU's,
  * against the fastest that CPU has run the probe: at this run's edges so far,
- * and in the runs before it when --speed-file keeps that across runs (a
- * reproduction keeps one file for all of its runs).
+ * and in the runs before it, which --speed-file keeps (a reproduction keeps
+ * one file for all of its runs). Only with --speed-file: on CPUs busy with
+ * other work the probe waits for its turn, and would shorten a window
+ * bounded by --timeout.
  */
 #define _GNU_SOURCE /* POSIX under strict -std=c11 */
 
@@ -88,6 +90,8 @@ static void read_bests(speed_t *s, const char *path)
 void speed_start(speed_t *s, const options_t *o)
 {
     *s = (speed_t){0};
+    if (!o->speed_file)
+        return; /* asked for only: on CPUs busy with other work the probe waits its turn */
     s->count = proc_window_cpus(o->server_pid, s->cpus, SPEED_MAX_CPUS);
     if (s->count <= 0 || !(table = calloc(PROBE_TABLE_WORDS, sizeof *table))) {
         s->count = 0; /* not measured here */
