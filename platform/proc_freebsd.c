@@ -113,6 +113,19 @@ void proc_kernel_memory(proc_kernel_t *out)
     *out = (proc_kernel_t){-1, -1, -1};
 }
 
+/* This process's affinity mask, and the server's where server_pid > 0
+ * (else empty): 0, or -1 where this process's cannot be read. */
+static int affinity_masks(long server_pid, cpuset_t *mine, cpuset_t *theirs)
+{
+    CPU_ZERO(theirs);
+    if (cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, -1, sizeof *mine, mine) != 0)
+        return -1;
+    if (server_pid > 0)
+        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, (id_t)server_pid, sizeof *theirs,
+                           theirs);
+    return 0;
+}
+
 /*
  * kern.cp_times: per CPU, CPUSTATES tick counters (user, nice, system,
  * interrupt, idle) at the statistics clock's rate; no steal counter. Only
@@ -122,12 +135,8 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     *out = (proc_host_t){0};
     cpuset_t mine, theirs;
-    CPU_ZERO(&theirs);
-    if (cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, -1, sizeof mine, &mine) != 0)
+    if (affinity_masks(server_pid, &mine, &theirs) != 0)
         return -1;
-    if (server_pid > 0)
-        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, (id_t)server_pid, sizeof theirs,
-                           &theirs);
     struct clockinfo clock;
     size_t len = sizeof clock;
     if (sysctlbyname("kern.clockrate", &clock, &len, NULL, 0) != 0 || clock.stathz <= 0)
@@ -150,12 +159,8 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
 int proc_window_cpus(long server_pid, int *cpus, int max)
 {
     cpuset_t mine, theirs;
-    CPU_ZERO(&theirs);
-    if (cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, -1, sizeof mine, &mine) != 0)
+    if (affinity_masks(server_pid, &mine, &theirs) != 0)
         return -1;
-    if (server_pid > 0)
-        cpuset_getaffinity(CPU_LEVEL_WHICH, CPU_WHICH_PID, (id_t)server_pid, sizeof theirs,
-                           &theirs);
     int n = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
         if (CPU_ISSET(cpu, &mine) || CPU_ISSET(cpu, &theirs))

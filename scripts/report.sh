@@ -38,7 +38,8 @@ set +a
 : "${MEM_KEY:=server_pss_kb}" "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}"
 KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
 : "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
-: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}" "${CURVE_RETRIES:=0}" "${KNEE_REPS:=0}"
+: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}" "${CURVE_RETRIES:=0}"
+: "${KNEE_REPS:=0}" "${KNEE_MORE_REPS:=0}"
 : "${HEADROOM_RUNGS:=}" "${HEADROOM_QUOTAS:=}" "${HEADROOM_STATUS:=}" "${QUOTA_US:=}"
 export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
 export SKIP_RUNGS SKIP_WHY HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS
@@ -365,12 +366,14 @@ slowed by what a guest is not told: other guests on its cache and memory), is ru
 $CURVE_RETRIES times, and counts for nobody if it stays contended. Where the doubling sweep
 brackets a knee on the server's side, the bracket is cut at about x1.19 and swept $KNEE_REPS more
 times, the rungs in random order: the capacity is then the median of those rounds, with its
-range. A capacity only the client (or the sweep's top) held back is "at least", with the
-utilization law's estimate of the rate at a full core (rate / server CPU share): an estimate,
-not a measurement.
+range. A knee whose rounds lie two bisection steps apart or more is swept $KNEE_MORE_REPS times
+more and marked unsteady: its figure is a band, and another run may land anywhere in it (a
+server that flips between keeping up and a backlog it does not leave). A capacity only the
+client (or the sweep's top) held back is "at least", with the utilization law's estimate of the
+rate at a full core (rate / server CPU share): an estimate, not a measurement.
 
 $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_min=min \
-    capacity_max=max repeats=repeats at_least="at least" why=why \
+    capacity_max=max repeats=repeats unsteady=unsteady at_least="at least" why=why \
     estimate_msgs_per_s="estimate at a full core (msg/s)" both_saturated_at="both saturated at" \
     contended_steps="contended steps" floor_p90_us="lowest p90 (µs)" \
     cpu_us_per_msg="CPU per msg there (µs)" server_cpu_pct="server CPU there (%)" \

@@ -193,8 +193,12 @@ CURVE_RETRIES=2
 # server's side (a rate met, the next failed), the bracket is cut in four
 # (steps of about x1.19: the capacity to +-10%) and its three inner rates
 # swept KNEE_REPS times, the rungs in a new random order each round; the
-# capacity is the median over the rounds, with its range.
+# capacity is the median over the rounds, with its range. A knee whose
+# rounds lie two bisection steps apart or more (unsteady: 03-threads at
+# 10 000 connections flips between keeping up and a backlog it does not
+# leave) is swept KNEE_MORE_REPS more times, and told as a band.
 KNEE_REPS=3
+KNEE_MORE_REPS=2
 # The headroom sweeps: on two cores loadgen costs about what the server
 # does per message, so the O(ready) loops' knee lies beyond the client.
 # These rungs are swept again (doubling, then the knees' bisection) with
@@ -231,6 +235,7 @@ if [ "$QUICK" -eq 1 ]; then
     CURVE_NS=2000
     CURVE_RATES="1000,4000,16000,64000"
     KNEE_REPS=1
+    KNEE_MORE_REPS=0
     HEADROOM_QUOTAS=50
     YARD_PAIRS=4
 fi
@@ -263,6 +268,7 @@ if [ "$SMOKE" -eq 1 ]; then
     CURVE_RATES="500,2000"
     CURVE_DURATION=0.5
     KNEE_REPS=1
+    KNEE_MORE_REPS=0
     HEADROOM_RUNGS=07-epoll
     HEADROOM_QUOTAS=50
     HOST_SAMPLE_S=0.2
@@ -748,39 +754,62 @@ shuffled() {
 # The knees (see KNEE_REPS): the brackets are the reporter's (report.awk's
 # brackets mode reads the sweeps just made, with the rules the report
 # itself judges by), one run per rung and round, the rungs in a new random
-# order each round.
+# order each round; then the extra rounds of the knees its unsteady mode
+# names.
 measure_knees() {
-    local rep rung cn lo hi rates brackets order quota file tags
+    local brackets rep
     [ -z "$CURVE_STATUS" ] && [ "$KNEE_REPS" -gt 0 ] && [ -s "$RAW/curves.jsonl" ] || return 0
-    brackets=$(REPORT_MODE=brackets CURVE_RUNGS="$CURVE_RUNGS" CURVE_NS="$CURVE_NS" \
-        CURVE_N_SELECT="$CURVE_N_SELECT" PLATFORM="$PLATFORM" QUOTA_US="$QUOTA_US" \
-        HEADROOM_SWEEPS="$(headroom_list | tr '\n' ' ')" awk -f "$ROOT/scripts/lib/report.awk" \
-        "$RAW/curves.jsonl" $([ -s "$RAW/headroom.jsonl" ] && echo "$RAW/headroom.jsonl"))
+    brackets=$(knee_brackets brackets)
     if [ -z "$brackets" ]; then
         log "knees: no rung's knee was bracketed on the server's side: nothing to bisect"
         return 0
     fi
     for rep in $(seq 1 "$KNEE_REPS"); do
-        # shellcheck disable=SC2046 # one word per rung
-        order=$(shuffled "knees$rep" $(printf '%s\n' "$brackets" | awk '{ print $1 }'))
-        log "knees: round $rep/$KNEE_REPS, in the order $order"
-        for rung in $order; do
-            read -r cn lo hi <<EOF_KNEE
+        knee_round "$rep" "$KNEE_REPS" "$brackets"
+    done
+    for rep in $(seq $((KNEE_REPS + 1)) $((KNEE_REPS + KNEE_MORE_REPS))); do
+        brackets=$(knee_brackets unsteady)
+        [ -n "$brackets" ] || break
+        knee_round "$rep" $((KNEE_REPS + KNEE_MORE_REPS)) "$brackets"
+    done
+}
+
+# knee_brackets MODE: report.awk's "rung n low high" lines (MODE brackets:
+# every knee the sweeps bracketed; unsteady: those whose rounds so far are).
+knee_brackets() {
+    local f files=""
+    for f in curves headroom knees headroom_knees; do
+        [ -s "$RAW/$f.jsonl" ] && files="$files $RAW/$f.jsonl"
+    done
+    # shellcheck disable=SC2086 # a list of files
+    REPORT_MODE=$1 CURVE_RUNGS="$CURVE_RUNGS" CURVE_NS="$CURVE_NS" \
+        CURVE_N_SELECT="$CURVE_N_SELECT" PLATFORM="$PLATFORM" QUOTA_US="$QUOTA_US" \
+        HEADROOM_SWEEPS="$(headroom_list | tr '\n' ' ')" awk -f "$ROOT/scripts/lib/report.awk" \
+        $files
+}
+
+# knee_round REP OF BRACKETS: one bisection round of each bracket.
+knee_round() {
+    local rep=$1 of=$2 brackets=$3 rung cn lo hi rates order quota file tags
+    # shellcheck disable=SC2046 # one word per rung
+    order=$(shuffled "knees$rep" $(printf '%s\n' "$brackets" | awk '{ print $1 }'))
+    log "knees: round $rep/$of, in the order $order"
+    for rung in $order; do
+        read -r cn lo hi <<EOF_KNEE
 $(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
 EOF_KNEE
-            rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
-                printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
-            log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
-            quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
-            case $rung in *@*)
-                quota=${rung#*@} rung=${rung%@*} file=headroom_knees
-                tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep" ;;
-            esac
-            SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
-                "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
-                --duration "$CURVE_DURATION" \
-                --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
-        done
+        rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
+            printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
+        log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
+        quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
+        case $rung in *@*)
+            quota=${rung#*@} rung=${rung%@*} file=headroom_knees
+            tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep" ;;
+        esac
+        SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
+            "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
+            --duration "$CURVE_DURATION" \
+            --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
     done
 }
 
@@ -981,8 +1010,8 @@ write_settings() {
         SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
         C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
         CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
-        CURVE_RETRIES KNEE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS CURVE_HEAVY_FROM \
-        HOST_BUSY HOST_STEAL HOST_TEXT \
+        CURVE_RETRIES KNEE_REPS KNEE_MORE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS \
+        CURVE_HEAVY_FROM HOST_BUSY HOST_STEAL HOST_TEXT \
         HOST_QUIET_PCT CGROUP_TEXT DAMON_TEXT HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS \
         QUOTA_US \
         CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \

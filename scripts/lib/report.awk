@@ -628,11 +628,13 @@ function objective_p(g,    p) {
 # sweep's step at the bracket's foot, for its CPU figures), CAP_FAIL (the
 # first failed step), CAP_BOTH (the first step at which both sides were
 # saturated), CAP_CONTENDED (contended steps), CAP_EST (the utilization-law
-# ceiling where the capacity is a lower bound) and FLOOR (the lowest
-# objective percentile of the server's steps, us).
+# ceiling where the capacity is a lower bound), CAP_BASE (the bracket's
+# foot), CAP_SPREAD (the repeats' range in bisection steps) and FLOOR (the
+# lowest objective percentile of the server's steps, us).
 function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss) {
     CAP = ""; CAP_LO = CAP_HI = ""; CAP_REPS = 0; CAP_AT_LEAST = 0; CAP_WHY = ""; CAP_G = ""
     CAP_FAIL = ""; CAP_BOTH = ""; CAP_CONTENDED = 0; CAP_EST = ""; FLOOR = ""
+    CAP_BASE = ""; CAP_SPREAD = 0
     for (i = 1; i <= rows[CK]; i++) {
         g = order[CK, i]
         split(g, part, ",")
@@ -670,7 +672,20 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
     CAP_LO = CAP_HI = CAP
     split("", CAP_EACH)
     if (CAP != "") { CAP_REPS = 1; CAP_EACH[1] = CAP }
+    CAP_BASE = CAP
     if (CAP != "" && CAP_FAIL != "" && (KNEES_OF[CK] in seen)) knee(rung, n)
+}
+
+# unsteady(): 1 when the repeats of a bisected knee lie two bisection steps
+# apart or more. Measured on 03-threads at 10 000 connections: at 76 109
+# msgs/s a window either kept up (p90 40 us, the server at 83%) or fell
+# into a backlog it did not leave (p90 20-40 ms at 100%), in either order,
+# so the median of three rounds landed on 64 000 in one run and 90 510 in
+# the next. Such a figure is told as a band, not as a point.
+# The headroom sweeps pool their rounds across quotas for the same reason
+# (headroom()), so only the curves' knees are told so.
+function unsteady() {
+    return CK == "curves" && CAP_SPREAD >= 2
 }
 
 # knee(rung, n): the bisection rounds of the bracket [CAP, CAP_FAIL].
@@ -695,6 +710,8 @@ function knee(rung, n,    i, g, part, r, k, at, stopped, caps, nr, c, base, save
     for (r in at) caps[++c] = at[r]
     CAP = median_of(caps, c); CAP_LO = caps[1]; CAP_HI = caps[c]; CAP_REPS = c
     for (i = 1; i <= c; i++) CAP_EACH[i] = caps[i]
+    # The bracket is cut in four: one step is its fourth root.
+    CAP_SPREAD = int(4 * log(CAP_HI / CAP_LO) / log(CAP_FAIL / base) + 0.5)
 }
 
 # "at least 64000 msgs/s (client-bound above it; ...)", "16000 msgs/s", "none (...)"
@@ -709,6 +726,8 @@ function capacity_text(rung, n,    t) {
     }
     t = CAP " msgs/s"
     if (CAP_REPS > 1) t = t " (median of " CAP_REPS " repeats, range " CAP_LO "-" CAP_HI ")"
+    if (unsteady()) t = t " [unsteady: its repeats lie " CAP_SPREAD " bisection steps apart, " \
+        "so another run may land anywhere in the range]"
     if (CAP_BOTH != "") t = t " (both saturated at " CAP_BOTH " msgs/s)"
     return t
 }
@@ -725,8 +744,8 @@ function curve_at(rung, n) {
 
 function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, least) {
     file = out "/capacity.csv"
-    print "rung,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,at_least,why," \
-        "estimate_msgs_per_s,both_saturated_at,contended_steps,floor_p" OBJ_PCT \
+    print "rung,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,unsteady,at_least," \
+        "why,estimate_msgs_per_s,both_saturated_at,contended_steps,floor_p" OBJ_PCT \
         "_us,cpu_us_per_msg,server_cpu_pct,ctx_switches_per_msg" > file
     nn = split(curve_ns, N, " ")
     n = split(curve_rung_list(), R, " ")
@@ -744,23 +763,26 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, le
                 csw = stat("curves", CAP_G, "server_ctx_switches_per_msg", "median")
             }
             least = CAP_AT_LEAST ? "yes" : "no"
-            printf("%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP, CAP_LO,
-                CAP_HI, CAP_REPS, least, CAP_WHY, CAP_EST, CAP_BOTH, CAP_CONTENDED, FLOOR, cpu,
-                pct, csw) > file
+            printf("%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP,
+                CAP_LO, CAP_HI, CAP_REPS, unsteady() ? "yes" : "no", least, CAP_WHY, CAP_EST,
+                CAP_BOTH, CAP_CONTENDED, FLOOR, cpu, pct, csw) > file
         }
     close(file)
 }
 
 # The brackets the bisection rounds cut (reproduce.sh asks for them after
 # the doubling sweeps): one line "rung n low high" per rung whose knee the
-# sweep bracketed on the server's side.
-function write_brackets(    n, i, rung) {
+# sweep bracketed on the server's side; with only_unsteady, per rung whose
+# rounds so far are unsteady (reproduce.sh's extra rounds).
+function write_brackets(only_unsteady,    n, i, rung) {
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
         rung = R[i]
         capacity(rung, curve_at(rung, curve_n))
-        if (CAP != "" && CAP_FAIL != "") print rung, curve_at(rung, curve_n), CAP, CAP_FAIL
+        if (only_unsteady && !unsteady()) continue
+        if (CAP != "" && CAP_FAIL != "") print rung, curve_at(rung, curve_n), CAP_BASE, CAP_FAIL
     }
+    if (only_unsteady) return
     CK = "headroom"
     n = split(ENVIRON["HEADROOM_SWEEPS"], R, " ")
     for (i = 1; i <= n; i++) {
@@ -1191,8 +1213,9 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
 # with the rate, and that is checked, not assumed, on the knees at the two
 # highest quotas, scaled: within one bisection step of each other
 # (HEADROOM_AGREE), the median of both quotas' repeats, scaled, is the
-# figure at a full core; the higher quota's above by more (the cost per message fell as the rate rose,
-# as it does where wakeups batch), it is a lower bound; below by more, no
+# figure at a full core; the higher quota's above by more (the cost per
+# message fell as the rate rose, as it does where wakeups batch), it is a
+# lower bound; below by more, no
 # figure. headroom(rung): its text, one headroom_capacity.csv row per
 # quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
 # none), HR_AT_LEAST (1: HR_EST is a lower bound).
@@ -1296,7 +1319,8 @@ function finding_headroom(    n, R, i, text, t, e7, l7, h7, b7, e8, l8, h8, b8, 
 }
 
 END {
-    if (ENVIRON["REPORT_MODE"] == "brackets") { write_brackets(); exit }
+    if (ENVIRON["REPORT_MODE"] == "brackets") { write_brackets(0); exit }
+    if (ENVIRON["REPORT_MODE"] == "unsteady") { write_brackets(1); exit }
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
     verdict_stall()

@@ -21,7 +21,7 @@ fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
-curve-contended curve-both-saturated knees headroom headroom-nonlinear
+curve-contended curve-both-saturated knees knees-steady headroom headroom-nonlinear
 headroom-rising headroom-spread"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
@@ -354,9 +354,13 @@ curve-both-saturated) # 03-threads at 64000: loadgen's thread and the server bot
     edit curves.jsonl '/"rung":"03-threads","n":10000.*"rate_offered":64000/ {
         sub(/"client_thread_cpu_pct_max":[0-9.]+/, "\"client_thread_cpu_pct_max\":96.0")
         sub(/"server_cpu_pct":[0-9.]+/, "\"server_cpu_pct\":97.0") } 1' ;;
-knees) # the bisection rounds cut 02-fork's bracket (32000, failed at 64000) three times
-    awk '/"rung":"02-fork","n":10000.*"rate_offered":32000/ {
-        split("38055 45255 53817", rate, " "); split("1 1 0 1 0 0 1 1 1", ok, " ")
+knees | knees-steady)
+    # The bisection rounds cut 02-fork's bracket (32000, failed at 64000)
+    # three times. knees: the rounds end at 45255, 38055 and 53817, two
+    # bisection steps apart (unsteady); knees-steady: 45255, 38055, 45255.
+    awk -v kept="$([ "$CASE" = knees ] && echo "1 1 0 1 0 0 1 1 1" || echo "1 1 0 1 0 0 1 1 0")" \
+        '/"rung":"02-fork","n":10000.*"rate_offered":32000/ {
+        split("38055 45255 53817", rate, " "); split(kept, ok, " ")
         for (run = 1; run <= 3; run++) for (i = 1; i <= 3; i++) {
             line = $0; sub(/"run":[0-9]+/, "\"run\":" run, line)
             sub(/"rate_offered":[0-9.]+/, "\"rate_offered\":" rate[i], line)
@@ -721,8 +725,17 @@ headroom-rising)
     refute_finding headroom "not told apart"
     all_reproduced_but ;;
 knees)
+    WANT="02-fork at 10000: 45255 msgs/s (median of 3 repeats, range 38055-53817) [unsteady:"
+    expect walls reproduced "$WANT its repeats lie 2 bisection steps apart"
+    grep -q '^02-fork,10000,45255,38055,53817,3,yes,' "$WORK/capacity.csv" ||
+        fail "capacity.csv does not mark 02-fork's knee unsteady"
+    all_reproduced_but ;;
+knees-steady)
     expect walls reproduced \
-        "02-fork at 10000: 45255 msgs/s (median of 3 repeats, range 38055-53817)"
+        "02-fork at 10000: 45255 msgs/s (median of 3 repeats, range 38055-45255) (both"
+    refute walls unsteady
+    grep -q '^02-fork,10000,45255,38055,45255,3,no,' "$WORK/capacity.csv" ||
+        fail "capacity.csv marks 02-fork's knee unsteady"
     all_reproduced_but ;;
 no-server-figures)
     for claim in idle busy-poll memory yardstick; do
