@@ -135,7 +135,7 @@ export LADDER_FORCE_PORTABLE=$PORTABLE
 # processes take 15 s to fork here (the memory and C10K runs still fork
 # 10 000).
 
-RUNGS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll"
+RUNGS=$(ladder_rungs "$ROOT")
 
 STALL_HOLD=1.5       # seconds client A idles
 STALL_RUNS=3         # per rung: median, min-max
@@ -174,7 +174,7 @@ CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
 # Beyond the ladder, on the same curves (Linux): 08-io_uring where the
 # kernel allows io_uring, and 09-reuseport (one loop per CPU; on 2 cores,
 # pinned to the server's one CPU like the others, it cannot gain).
-BEYOND_RUNGS="08-io_uring 09-reuseport"
+BEYOND_RUNGS=$(ladder_rungs "$ROOT/beyond")
 CURVE_NS="10000"
 CURVE_N_SELECT=1000
 CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
@@ -1057,7 +1057,7 @@ fi
 # What a reference measured: the commit and the tree of every path whose
 # change moves a figure (tests/docs/reference.sh holds the reference to
 # them). It is made from committed code only.
-REFERENCE_PATHS="01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll common beyond"
+REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond"
 REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh"
 if [ "$REFERENCE" = 1 ]; then
     # shellcheck disable=SC2086 # a list of paths

@@ -10,6 +10,7 @@
 # 3.2; bash sources it as is. No `local`: every variable a function uses for
 # itself starts with _l, out of the way of the caller's.
 #
+#   ladder_rungs          the rungs: the folders NN-name/ with a main.c
 #   ladder_platform       LADDER_OS, LADDER_FORCED, USE_PROC, PIN
 #   limit, kern, proc_figure, is_number
 #   children_room, threads_room   how many clients 02-fork and 03-threads
@@ -23,6 +24,20 @@
 #
 # Off Linux (and with LADDER_FORCE_PORTABLE=1, which takes that path on
 # Linux too) nothing is read from /proc and no process is pinned by taskset.
+
+# ---- the rungs ----------------------------------------------------------------
+
+# ladder_rungs DIR: the rungs in DIR (the checkout's root, or its beyond/),
+# one folder NN-name/ with a main.c each, in order, on one line.
+ladder_rungs() {
+    _l_list=""
+    for _l_main in "$1"/[0-9][0-9]-*/main.c; do
+        [ -f "$_l_main" ] || continue
+        _l_main=${_l_main%/main.c}
+        _l_list="$_l_list ${_l_main##*/}"
+    done
+    echo "${_l_list# }"
+}
 
 # ---- the platform -------------------------------------------------------------
 

@@ -967,8 +967,9 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
     verdict("c10k wall", !bad,
         text sprintf(" (need the O(ready) loop's capacity >= %s x poll's, none counting as 0; " \
             "poll's CPU per message >= %s x at each of the %d lightest rates, contended ones " \
-            "left out, at least one left; poll's p%s floor >= %s x the loop's and above %s us)", C10K_WALL_FACTOR, C10K_CPU_FACTOR,
-            C10K_LIGHT_STEPS, OBJ_PCT, C10K_FLOOR_FACTOR, OBJ_US))
+            "left out, at least one left; poll's p%s floor >= %s x the loop's and above %s us)",
+            C10K_WALL_FACTOR, C10K_CPU_FACTOR, C10K_LIGHT_STEPS, OBJ_PCT, C10K_FLOOR_FACTOR,
+            OBJ_US))
 }
 
 # The median of a[1..n] (a is sorted in place).

@@ -21,6 +21,7 @@ set -u
 mode=$1 root=$2 tree=$3
 LAB_ROOT=$root
 . "$root/scripts/lib/labpatch.sh"
+. "$root/scripts/lib/ladder.sh"
 git_() {
     git -C "$tree" -c user.name=check-workshop -c user.email=check@localhost \
         -c advice.detachedHead=false "$@"
@@ -64,7 +65,7 @@ touched=$(sed -n 's#^diff --git a/\([^ ]*\) b/.*#\1#p' "$patch" | while read -r 
     case "$path" in
     ([0-9][0-9]-*/*) echo "${path%%/*}" ;;
     (beyond/[0-9][0-9]-*/*) p=${path#beyond/}; echo "${p%%/*}" ;;
-    (common/*) echo 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll ;;
+    (common/*) ladder_rungs "$root" ;;
     esac
 done)
 targets=$(printf '%s\n' $touched "$@" | sort -u)

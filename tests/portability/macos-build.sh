@@ -23,6 +23,7 @@
 set -u
 root=${1:?usage: macos-build.sh ROOT OUTDIR}
 out=${2:?usage: macos-build.sh ROOT OUTDIR}
+. "$root/scripts/lib/ladder.sh"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/io-ladder/zig-0.11.0
 zig=${ZIG:-}
 [ -n "$zig" ] || zig=$(command -v zig 2>/dev/null) || zig=""
@@ -84,8 +85,9 @@ loadgen_for() {
 }
 
 for target in aarch64-macos x86_64-macos; do
-    for rung in 01-blocking 02-fork 03-threads 04-select 05-poll 06-kqueue; do
-        [ -f "$root/$rung/main.c" ] && build "$target" "$rung" "$root/$rung/main.c"
+    for rung in $(ladder_rungs "$root"); do
+        [ "$rung" = 07-epoll ] && continue # epoll is Linux-only
+        build "$target" "$rung" "$root/$rung/main.c"
     done
     loadgen_for "$target"
     h=$root/tests/harness.c p=$root/platform/proc.c

@@ -22,6 +22,7 @@ unset LADDER_FORCE_PORTABLE
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/scripts/lib/ladder.sh" # ladder_rungs
 LOADGEN=${1:?usage: e2e.sh LOADGEN FAKE_SERVER CASE}
 FAKE=${2:?usage: e2e.sh LOADGEN FAKE_SERVER CASE}
 CASE=${3:?usage: e2e.sh LOADGEN FAKE_SERVER CASE}
@@ -81,7 +82,8 @@ lg() {
 # Stall: 02-07 answer at once (01 stays canned: it is the one that blocks).
 edit_out() { awk "$2" "$RAW/$1" >"$WORK/tmp" && mv "$WORK/tmp" "$RAW/$1"; }
 edit_out stall.jsonl '/"rung":"01-blocking"/'
-for rung in 02-fork 03-threads 04-select 05-poll 06-kqueue 07-epoll; do
+for rung in $(ladder_rungs "$ROOT"); do
+    [ "$rung" = 01-blocking ] && continue
     lg "\"rung\":\"$rung\",\"run\":1" stall --hold 0.2 >>"$RAW/stall.jsonl"
 done
 # Closed-loop C10K at N for the claim's rungs (07-epoll twice).
