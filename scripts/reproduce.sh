@@ -489,7 +489,7 @@ build_with_make() {
 # 3 with one line where io_uring is refused (a sysctl, seccomp, an old
 # kernel); the curves then say so instead of measuring it.
 check_beyond() {
-    local rung rc pid
+    local rung
     BEYOND_STATUS=""
     [ "$SMOKE" = 1 ] || [ "$QUICK" = 1 ] && return 0
     for rung in $BEYOND_RUNGS; do
@@ -498,19 +498,12 @@ check_beyond() {
             continue
         fi
         if [ "$rung" = 08-io_uring ]; then
-            "$BIN/$rung" -p 0 -b 127.0.0.1 >/dev/null 2>"$TMP/uring.err" &
-            pid=$!
-            sleep 0.3
-            if kill -TERM "$pid" 2>/dev/null; then
-                wait "$pid"
-            else
-                wait "$pid"
-                rc=$?
-                if [ "$rc" = 3 ]; then
-                    BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring"
-                    BEYOND_STATUS="$BEYOND_STATUS unavailable ($(first_line "$TMP/uring.err"))"
-                    continue
-                fi
+            if server_start "$TMP" "$BIN/$rung" ""; then
+                server_end 5
+            elif [ "$SERVER_END" = early ] && [ "$SERVER_RC" = 3 ]; then
+                BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring"
+                BEYOND_STATUS="$BEYOND_STATUS unavailable ($(first_line "$TMP/server.err"))"
+                continue
             fi
         fi
         CURVE_RUNGS="$CURVE_RUNGS $rung"
