@@ -515,19 +515,21 @@ check_beyond() {
 # from the workshop's solution patch, applied to a scratch copy.
 build_busy_poll() {
     local patch=docs/workshop/solutions/busy-poll.patch dir=$TMP/busy-poll
-    BUSY_STATUS="" BUSY_TEXT="01-blocking with $patch applied (git apply), cc -O2"
+    BUSY_STATUS="" BUSY_TEXT="01-blocking with $patch applied (git apply), make server-release"
     if [ ! -f "$patch" ]; then
         BUSY_STATUS="$patch missing"
     elif ! command -v git >/dev/null 2>&1; then
         BUSY_STATUS="git not found, needed to apply $patch"
     else
         mkdir -p "$dir" && cp -R 01-blocking common "$dir/"
+        rm -f "$dir/01-blocking/server" "$dir/01-blocking/server-release" # a checkout's own builds
         if ! (cd "$dir" && git apply --include='01-blocking/*' "$ROOT/$patch") \
             >"$TMP/busy.log" 2>&1; then
             BUSY_STATUS="$patch does not apply: $(first_line "$TMP/busy.log")"
-        elif ! "$CC" -std=c11 -O2 -Wall -Wextra -I"$dir/common" "$dir/01-blocking/main.c" \
-            -o "$TMP/bin/busy-poll" >"$TMP/busy.log" 2>&1; then
+        elif ! make -s -C "$dir/01-blocking" CC="$CC" server-release >"$TMP/busy.log" 2>&1; then
             BUSY_STATUS="the patched 01-blocking does not build: $(first_line "$TMP/busy.log")"
+        else
+            cp "$dir/01-blocking/server-release" "$TMP/bin/busy-poll"
         fi
     fi
     if [ -z "$BUSY_STATUS" ]; then
