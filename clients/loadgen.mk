@@ -26,7 +26,8 @@ LOADGEN_SRCS = $(C)/loadgen.c $(C)/stall.c $(C)/c10k.c $(C)/hold.c $(C)/scan.c \
                $(C)/measure.c $(C)/speed.c $(C)/options.c $(C)/crew.c $(C)/pool.c $(C)/stats.c \
                $(C)/report.c $(P)/proc.c
 LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/modes.h $(C)/options.h $(C)/pool.h $(C)/report.h \
-               $(C)/stats.h $(P)/proc.h $(P)/proc_os.h $(P)/proc_sysctl.h
+               $(C)/stats.h $(P)/proc.h $(P)/proc_os.h $(P)/proc_sysctl.h \
+               $(P)/proc_unoffered.h
 LOADGEN_READERS = $(P)/proc_linux.c $(P)/proc_macos.c $(P)/proc_freebsd.c $(P)/proc_portable.c
 LOADGEN_LOOPS = $(C)/loop_epoll.c $(C)/loop_kqueue.c $(C)/loop_poll.c
 LOADGEN_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -I$(P)

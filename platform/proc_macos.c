@@ -6,6 +6,7 @@
 #define _DARWIN_C_SOURCE /* libproc and sysctl under strict -std=c11 */
 
 #include "proc_os.h"
+#include "proc_unoffered.h"
 
 #include <errno.h>
 #include <libproc.h>
@@ -136,19 +137,6 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     out->cpus = (int)cpus;
     vm_deallocate(mach_task_self(), (vm_address_t)info, words * sizeof(integer_t));
     return out->cpus > 0 ? 0 : -1;
-}
-
-/* macOS offers affinity hints only, no CPU to name */
-int proc_window_cpus(long server_pid, int *cpus, int max)
-{
-    (void)server_pid, (void)cpus, (void)max;
-    return -1;
-}
-
-int proc_move_thread(int cpu)
-{
-    (void)cpu;
-    return -1;
 }
 
 long long proc_run_delay_ns(long pid)
@@ -283,18 +271,6 @@ bool proc_fd_target(long pid, int fd, char *out, size_t size)
         return false;
     snprintf(out, size, "%s", vi.pvip.vip_path);
     return true;
-}
-
-bool proc_fd_limit(long pid, long *soft, long *hard)
-{
-    (void)pid, (void)soft, (void)hard;
-    return false;
-}
-
-int proc_set_fd_limit(long pid, long soft, long hard)
-{
-    (void)pid, (void)soft, (void)hard;
-    return ENOSYS;
 }
 
 int proc_catches(long pid, int sig)

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* POSIX declarations under strict -std=c11 */
 
 #include "proc_os.h"
+#include "proc_unoffered.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,19 +56,6 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     (void)server_pid;
     *out = (proc_host_t){0};
-    return -1;
-}
-
-/* not read here */
-int proc_window_cpus(long server_pid, int *cpus, int max)
-{
-    (void)server_pid, (void)cpus, (void)max;
-    return -1;
-}
-
-int proc_move_thread(int cpu)
-{
-    (void)cpu;
     return -1;
 }
 
@@ -257,18 +245,6 @@ bool proc_fd_target(long pid, int fd, char *out, size_t size)
 {
     (void)pid, (void)fd, (void)out, (void)size;
     return false;
-}
-
-bool proc_fd_limit(long pid, long *soft, long *hard)
-{
-    (void)pid, (void)soft, (void)hard;
-    return false;
-}
-
-int proc_set_fd_limit(long pid, long soft, long hard)
-{
-    (void)pid, (void)soft, (void)hard;
-    return ENOSYS;
 }
 
 int proc_catches(long pid, int sig)
