@@ -272,8 +272,8 @@ report_settings() {
   ${CURVE_LIGHT_RUNGS:-every rung}),
   $CURVE_REPS sweep(s) per rung in a random order, windows found contended run again up to
   ${CURVE_RETRIES:-0} times, then $KNEE_REPS bisection rounds of each knee bracketed on the
-  server's side (its three inner rates at about x1.19, the rungs in a new random order each
-  round), server on CPU
+  server's side (its three inner rates at about x1.19 and its top, the rungs in a new random
+  order each round; $KNEE_MORE_REPS more for an unsteady knee), server on CPU
   ${C10K_SERVER_CPU:-?} and loadgen on ${CURVE_CLIENT_CPUS:-?}, for 04-select
   $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}${BEYOND_STATUS:+ Beyond the ladder,
   not measured: $BEYOND_STATUS.}

@@ -192,8 +192,11 @@ CURVE_RETRIES=2
 # The knees: where the doubling sweep bracketed a rung's knee on the
 # server's side (a rate met, the next failed), the bracket is cut in four
 # (steps of about x1.19: the capacity to +-10%) and its three inner rates
-# swept KNEE_REPS times, the rungs in a new random order each round; the
-# capacity is the median over the rounds, with its range. A knee whose
+# and its top swept KNEE_REPS times, the rungs in a new random order each
+# round (the top again because the doubling sweep failed it once: a round
+# that keeps up there says the failure was that window's, and the knee is
+# not pushed a step down by it); the capacity is the median over the
+# rounds, with its range. A knee whose
 # rounds lie two bisection steps apart or more (unsteady: 03-threads at
 # 10 000 connections flips between keeping up and a backlog it does not
 # leave) is swept KNEE_MORE_REPS more times, and told as a band.
@@ -793,7 +796,7 @@ knee_round() {
         read -r cn lo hi <<EOF_KNEE
 $(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
 EOF_KNEE
-        rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 3; j++)
+        rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 4; j++)
             printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
         log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
         quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"

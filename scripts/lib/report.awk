@@ -712,6 +712,12 @@ function knee(rung, n,    i, g, part, r, k, at, stopped, caps, nr, c, base, save
     for (i = 1; i <= c; i++) CAP_EACH[i] = caps[i]
     # The bracket is cut in four: one step is its fourth root.
     CAP_SPREAD = int(4 * log(CAP_HI / CAP_LO) / log(CAP_FAIL / base) + 0.5)
+    # The rounds sweep the bracket's top too: kept up with there, the
+    # doubling sweep's failure was its window's, and no wall is shown.
+    if (CAP + 0 >= CAP_FAIL + 0) {
+        CAP_AT_LEAST = 1; CAP_FAIL = ""
+        CAP_WHY = "its rounds kept up at the bracket's top, which the doubling sweep failed once"
+    }
 }
 
 # "at least 64000 msgs/s (client-bound above it; ...)", "16000 msgs/s", "none (...)"
