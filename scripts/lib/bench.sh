@@ -59,7 +59,7 @@ failure() {
     echo "measurement not made: $*" >>"$RAW/problems.txt"
 }
 
-note() {
+note_problem() {
     echo "note: $*" >>"$RAW/problems.txt"
 }
 
@@ -115,7 +115,7 @@ stop_server() {
     [ "$SERVER_STOP" = ok ] || log "PROBLEM: $SERVER_TAG: $SERVER_NAME $SERVER_STOP"
     secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
     if [ "$SERVER_END" = term ] && [ "${secs%.*}" -ge "$SERVER_SLOW_STOP" ]; then
-        note "$SERVER_TAG: $SERVER_NAME took ${secs}s to exit after SIGTERM" \
+        note_problem "$SERVER_TAG: $SERVER_NAME took ${secs}s to exit after SIGTERM" \
             "(the contract says a second or two)"
     fi
     keep_server_log

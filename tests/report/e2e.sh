@@ -119,29 +119,29 @@ NO_PLOTS=1 bash "$ROOT/scripts/report.sh" "$WORK" >"$WORK/out.txt" 2>"$WORK/err.
 rc=$?
 [ -s "$WORK/err.txt" ] && fail "report.sh wrote to stderr: $(cat "$WORK/err.txt")"
 
-# verdict CLAIM: outcome TAB text TAB class of that claim.
-verdict() { awk -F'\t' -v c="$1" '$1 == c { print $2 "\t" $3 "\t" $4 }' "$WORK/verdicts.tsv"; }
+# verdict_of CLAIM: outcome TAB text TAB class of that claim.
+verdict_of() { awk -F'\t' -v c="$1" '$1 == c { print $2 "\t" $3 "\t" $4 }' "$WORK/verdicts.tsv"; }
 case $CASE in
 correct)
     [ "$rc" -eq 0 ] || fail "report.sh exited $rc (expected 0)"
-    [ "$(verdict stall | cut -f1)" = reproduced ] || fail "stall: $(verdict stall)"
-    [ "$(verdict c10k | cut -f1)" = reproduced ] || fail "c10k: $(verdict c10k)"
-    verdict c10k | grep -q "05-poll $N/$N served" ||
-        fail "c10k does not show 05-poll's $N/$N served: $(verdict c10k)"
+    [ "$(verdict_of stall | cut -f1)" = reproduced ] || fail "stall: $(verdict_of stall)"
+    [ "$(verdict_of c10k | cut -f1)" = reproduced ] || fail "c10k: $(verdict_of c10k)"
+    verdict_of c10k | grep -q "05-poll $N/$N served" ||
+        fail "c10k does not show 05-poll's $N/$N served: $(verdict_of c10k)"
     # The curves measured every server: a verdict on the numbers (which of
     # two identical servers is cheaper, or faster, is chance), never a fault
     # or a gap.
     for claim in "c10k wall" yardstick; do
-        [ "$(verdict "$claim" | cut -f3)" = ok ] ||
-            fail "$claim: expected a measured verdict, got: $(verdict "$claim")"
+        [ "$(verdict_of "$claim" | cut -f3)" = ok ] ||
+            fail "$claim: expected a measured verdict, got: $(verdict_of "$claim")"
     done
     # Two rates far below any wall: every rung's sweep ends before its
     # wall, which the walls verdict says (skipped), never a fault or a gap.
-    case $(verdict walls | cut -f3) in
+    case $(verdict_of walls | cut -f3) in
     ok) ;;
     skipped) verdict walls | grep -q 'the sweep ended before the wall' ||
-        fail "walls: skipped for another reason: $(verdict walls)" ;;
-    *) fail "walls: expected measured or past-the-sweep, got: $(verdict walls)" ;;
+        fail "walls: skipped for another reason: $(verdict_of walls)" ;;
+    *) fail "walls: expected measured or past-the-sweep, got: $(verdict_of walls)" ;;
     esac
     grep -q '"msgs":[1-9]' "$RAW/c10k.jsonl" || fail "no c10k run echoed a message in its window"
     ;;
@@ -149,8 +149,8 @@ corrupt)
     [ "$rc" -eq 1 ] || fail "report.sh exited $rc (expected 1)"
     for claim in c10k walls; do
         verdict "$claim" | grep -q "^NOT reproduced	the server misbehaved: .*corrupt" ||
-            fail "$claim: expected 'the server misbehaved' naming corrupt, got: $(verdict "$claim")"
-        [ "$(verdict "$claim" | cut -f3)" = server ] || fail "$claim: class is not server"
+            fail "$claim: expected 'the server misbehaved' naming corrupt, got: $(verdict_of "$claim")"
+        [ "$(verdict_of "$claim" | cut -f3)" = server ] || fail "$claim: class is not server"
     done
     ;;
 esac
