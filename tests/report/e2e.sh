@@ -139,7 +139,7 @@ correct)
     # wall, which the walls verdict says (skipped), never a fault or a gap.
     case $(verdict_of walls | cut -f3) in
     ok) ;;
-    skipped) verdict walls | grep -q 'the sweep ended before the wall' ||
+    skipped) verdict_of walls | grep -q 'the sweep ended before the wall' ||
         fail "walls: skipped for another reason: $(verdict_of walls)" ;;
     *) fail "walls: expected measured or past-the-sweep, got: $(verdict_of walls)" ;;
     esac
@@ -148,7 +148,7 @@ correct)
 corrupt)
     [ "$rc" -eq 1 ] || fail "report.sh exited $rc (expected 1)"
     for claim in c10k walls; do
-        verdict "$claim" | grep -q "^NOT reproduced	the server misbehaved: .*corrupt" ||
+        verdict_of "$claim" | grep -q "^NOT reproduced	the server misbehaved: .*corrupt" ||
             fail "$claim: expected 'the server misbehaved' naming corrupt, got: $(verdict_of "$claim")"
         [ "$(verdict_of "$claim" | cut -f3)" = server ] || fail "$claim: class is not server"
     done
