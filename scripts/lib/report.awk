@@ -793,7 +793,7 @@ function write_brackets(only_unsteady,    n, i, rung) {
     n = split(ENVIRON["HEADROOM_SWEEPS"], R, " ")
     for (i = 1; i <= n; i++) {
         capacity(R[i], curve_n)
-        if (CAP != "" && CAP_FAIL != "") print R[i], curve_n, CAP, CAP_FAIL
+        if (CAP != "" && CAP_FAIL != "") print R[i], curve_n, CAP_BASE, CAP_FAIL
     }
     CK = "curves"
 }
