@@ -222,8 +222,8 @@ full)
     # with those checks added (what scripts/check-workshop.sh runs alone).
     # One ctest there runs the suite and the patch checks together, so one
     # scheduler keeps the quiet and serial tests of both apart from the busy
-    # ones, and a patch's busy tests fill the CPU that the suite's long
-    # tests leave idle: run one after the other, they took 130 s more.
+    # ones, and there is one build of the tree, not two. (Run after the
+    # suite, in a run of their own, the patch checks took 136 s more.)
     # Not on the forced off-Linux path: its reader, ps(1), sees no CPU share
     # or descriptors on Linux, which some labs' symptoms need (macOS's
     # libproc sees both); there the dev tree runs the suite alone.
