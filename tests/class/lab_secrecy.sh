@@ -27,18 +27,15 @@
 # lab L1 planted by `lab.sh plant` (the labs before the kits): if they
 # cannot, they test nothing, and this test fails. `lab_secrecy.sh --clone`
 # plays the student on such clones for every lab (and fails, as it should).
-# `--half 1` plays only the control, the class kit and every other lab's kit
-# (the first, third, ...), `--half 2` the other labs' kits: the suite runs
-# the halves side by side. No server is started and nothing is built.
+# No server is started and nothing is built.
 # shellcheck disable=SC2015 # ok() always succeeds, so "test && ok || fail" is if-then-else
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-secrecy.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-mode=kits half=""
+mode=kits
 [ "${1:-}" = --clone ] && mode=clone
-[ "${1:-}" = --half ] && half=${2:?usage: lab_secrecy.sh [--clone | --half 1|2]}
 failures=0
 ok() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -227,19 +224,17 @@ if [ $mode = clone ]; then
     [ $failures -eq 0 ]
     exit
 fi
-if [ "$half" != 2 ]; then
-    control L1
-    before=$failures
-    student "$tmp/control" L1 >"$tmp/control.log"
-    found=$?
-    failures=$before
-    if [ $found -ge 5 ]; then
-        ok "the looks find lab L1 in a clone with plant in $found ways:"
-        sed -n 's/^FAIL /       /p' "$tmp/control.log"
-    else
-        cat "$tmp/control.log"
-        fail "the looks find lab L1 in a planted clone of the repository in $found ways only"
-    fi
+control L1
+before=$failures
+student "$tmp/control" L1 >"$tmp/control.log"
+found=$?
+failures=$before
+if [ $found -ge 5 ]; then
+    ok "the looks find lab L1 in a clone with plant in $found ways:"
+    sed -n 's/^FAIL /       /p' "$tmp/control.log"
+else
+    cat "$tmp/control.log"
+    fail "the looks find lab L1 in a planted clone of the repository in $found ways only"
 fi
 
 # ---- the kits ------------------------------------------------------------------------
@@ -250,26 +245,21 @@ if ! (cd "$fac" && sh scripts/lab.sh kit "$tmp/kits") >"$tmp/kit.log" 2>&1; then
     cat "$tmp/kit.log"; fail "lab.sh kit"; exit 1
 fi
 git clone -q "$tmp/kits/io-ladder.git" "$tmp/class" || { fail "clone the class kit"; exit 1; }
-if [ "$half" != 2 ]; then
-    # Nothing of kit-omits.txt, in any kit.
-    omitted=$(sed 's/#.*//; /^[[:space:]]*$/d' "$fac/docs/workshop/kit-omits.txt")
-    for p in $omitted docs/workshop/bugs/ANSWERS.md docs/workshop/README.md; do
-        # shellcheck disable=SC2086 # a pattern
-        left=$(cd "$tmp/class" && ls -d $p 2>/dev/null)
-        [ -z "$left" ] || fail "the class kit holds $left"
-    done
-    for f in docs/workshop/student.md docs/workshop/bugs/README.md docs/workshop/bugs/labs.txt \
-        scripts/lab.sh 05-poll/main.c tests/echo_tests.c; do
-        [ -f "$tmp/class/$f" ] || fail "the class kit has no $f"
-    done
-    student "$tmp/class" "" && ok "class kit: no look gives any lab away"
-fi
 
-i=0
+# Nothing of kit-omits.txt, in any kit.
+omitted=$(sed 's/#.*//; /^[[:space:]]*$/d' "$fac/docs/workshop/kit-omits.txt")
+for p in $omitted docs/workshop/bugs/ANSWERS.md docs/workshop/README.md; do
+    # shellcheck disable=SC2086 # a pattern
+    left=$(cd "$tmp/class" && ls -d $p 2>/dev/null)
+    [ -z "$left" ] || fail "the class kit holds $left"
+done
+for f in docs/workshop/student.md docs/workshop/bugs/README.md docs/workshop/bugs/labs.txt \
+    scripts/lab.sh 05-poll/main.c tests/echo_tests.c; do
+    [ -f "$tmp/class/$f" ] || fail "the class kit has no $f"
+done
+student "$tmp/class" "" && ok "class kit: no look gives any lab away"
+
 for c in $codes; do
-    i=$((i + 1))
-    [ "$half" = 1 ] && [ $((i % 2)) = 0 ] && continue
-    [ "$half" = 2 ] && [ $((i % 2)) = 1 ] && continue
     k=$tmp/lab-$c
     git clone -q "$tmp/kits/$c.git" "$k" || { fail "$c: clone its kit"; continue; }
     [ "$(cat "$k/.ladder-lab" 2>/dev/null)" = "$c" ] || fail "$c: its kit's .ladder-lab is not $c"

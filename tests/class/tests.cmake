@@ -35,12 +35,8 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
   # A student played on the kits that `scripts/lab.sh kit` makes, as cloned:
   # every git command and file look must find nothing of any lab (and must
   # find lab L1 in a clone of this repository with it planted, the control).
-  # In two halves side by side (the control and the class kit in the first).
-  foreach(_half 1 2)
-    add_test(NAME class:lab-secrecy-${_half}
-             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_secrecy.sh --half ${_half})
-    set_tests_properties(class:lab-secrecy-${_half} PROPERTIES TIMEOUT 300 LABELS "class")
-  endforeach()
+  add_test(NAME class:lab-secrecy COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_secrecy.sh)
+  set_tests_properties(class:lab-secrecy PROPERTIES TIMEOUT 300 LABELS "class")
   # The facilitator's rehearsal here: every lab planted in a scratch clone
   # stays out of git show, diff and status; reset gives the tree back.
   add_test(NAME class:lab-rehearsal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/lab_rehearsal.sh)
