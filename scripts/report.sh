@@ -25,25 +25,16 @@ if [ ! -r "$RAW/settings.env" ]; then
     echo "report.sh: $RAW/settings.env not found (run scripts/reproduce.sh first)" >&2
     exit 2
 fi
-# Every setting is exported, so that report.awk reads it from ENVIRON.
+# Every setting is exported, so that report.awk reads it from ENVIRON; one
+# that settings.env lacks is empty. The thresholds come from the claims'
+# table (CLAIMS), which report.awk reads itself.
+source "$ROOT/scripts/lib/ladder.sh"
+CLAIMS=${CLAIMS:-$ROOT/scripts/lib/claims.txt}
 set -a
+for v in $(ladder_settings "$CLAIMS"); do eval "$v="; done
 source "$RAW/settings.env"
 set +a
-# Settings an older raw folder may not have.
-: "${CURVE_RUNGS:=}" "${CURVE_NS:=}" "${CURVE_N_SELECT:=}" "${CURVE_RATES:=}" "${CURVE_DURATION:=}"
-: "${CURVE_REPS:=1}" "${CURVE_STATUS:=}" "${CLIENT_THREADS:=1}" "${CURVE_CLIENT_CPUS:=}"
-: "${YARD_PAIRS:=}" "${YARD_N:=}" "${YARD_RATE:=}" "${YARD_DURATION:=}" "${BEYOND_STATUS:=}"
-: "${M_SMT:=}" "${M_VIRT:=}" "${M_CLOCKSOURCE:=}" "${M_GOVERNOR:=}" "${FULL:=0}"
-: "${PLATFORM:=Linux}" "${PORTABLE:=0}" "${PIN_TEXT:=}" "${SKIP_RUNGS:=}" "${SKIP_WHY:=}"
-: "${MEM_KEY:=server_pss_kb}" "${SERVER_FIGURES:=1}" "${YARD_RUNG:=07-epoll}" "${SKIPPED_TOOLS:=}"
-KQUEUE_LINUX="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's."
-: "${KQUEUE_TEXT:=$KQUEUE_LINUX}"
-: "${C10K_REPS:=1}" "${PORT_WAIT_S:=0}" "${CURVE_RETRIES:=0}"
-: "${KNEE_REPS:=0}" "${KNEE_MORE_REPS:=0}"
-: "${HEADROOM_RUNGS:=}" "${HEADROOM_QUOTAS:=}" "${HEADROOM_STATUS:=}" "${QUOTA_US:=}"
-export CURVE_RUNGS CURVE_NS CURVE_N_SELECT CURVE_STATUS YARD_PAIRS YARD_N YARD_RATE
-export SKIP_RUNGS SKIP_WHY HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS
-export MEM_KEY YARD_RUNG SERVER_FIGURES BEYOND_STATUS CLIENT_THREADS CURVE_CLIENT_CPUS
+export CLAIMS
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -100,7 +91,7 @@ gp() { gnuplot -e "$(printf '%s' "$1" | tr '\n' ' ')" "$ROOT/scripts/plot.gp"; }
 # The scan: round trip and CPU per round trip against idle connections.
 plot_scan() {
     local rungs="" rung how data="data='$RESULTS/scan.csv'"
-    for rung in ${SCAN_CONTRAST:-} ${SCAN_CLAIM:-${SCAN_RUNGS:-}}; do
+    for rung in ${SCAN_CONTRAST:-} $SCAN_CLAIM; do
         grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"
     done
     how="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"

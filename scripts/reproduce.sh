@@ -127,170 +127,19 @@ fi
 export LADDER_FORCE_PORTABLE=$PORTABLE
 
 # ---- settings -------------------------------------------------------------
-# Sized to finish within 7 minutes on a 2-core machine (measured: 6 min 20 s
-# on a shared one, with the system-call counts). The headline figures come
-# from 3 runs each (median, with min and max in the report); counts that do
-# not vary (the select ceiling, memory per connection in pages) from one. 02-fork and 03-threads are
-# scanned only up to 1000 idle, once: their line is flat, and 10 000
-# processes take 15 s to fork here (the memory and C10K runs still fork
-# 10 000).
+# Every claim's rungs and sizes, for this kind of run, from the claims'
+# table (scripts/lib/claims.txt, where each is explained).
 
 RUNGS=$(ladder_rungs "$ROOT")
-
-STALL_HOLD=1.5       # seconds client A idles
-STALL_RUNS=3         # per rung: median, min-max
-IDLE_CLIENTS=100     # idle CPU: this many idle connections ...
-IDLE_SECONDS=3       # ... held for this long: CPU time (read in ns) and context
-IDLE_RUNS=1          # switches, so a server that wakes every 10 ms shows (100/s)
-MEM_RUNGS="02-fork 03-threads 07-epoll"
-MEM_NS="1 1000 10000"
-SELECT_N=1100        # above FD_SETSIZE (1024) on purpose
-SCAN_CLAIM="04-select 05-poll 06-kqueue 07-epoll" # SCAN_REPS runs each
-SCAN_CONTRAST="02-fork 03-threads"                 # one run each, for the plot
-SCAN_IDLE="0,100,1000,10000"
-SCAN_IDLE_SELECT="0,100,1000" # 04-select refuses fds >= FD_SETSIZE
-SCAN_IDLE_BLOCKING="0,100,1000" # 02-fork, 03-threads: see above
-SCAN_DURATION=1      # seconds of ping-pong per idle count
-SCAN_REPS=3
-C10K_RUNGS="05-poll 06-kqueue 07-epoll" # --full adds 02-fork and 03-threads, for contrast
-C10K_CLAIM="05-poll 06-kqueue 07-epoll" # 02 and 03 are measured for contrast
-C10K_N=10000
-C10K_DURATION=2
-# The walls: each rung's load curve at C10K, open loop. One server start per
-# rung, one loadgen run that opens CURVE_N connections once and then offers
-# each rate of CURVE_RATES for CURVE_DURATION s (a window per rate, drained
-# before the next), stopping after the first rate it could not keep up with.
-# Rates double from 500 msgs/s (one message per connection every 20 s: a
-# light load where every server pays one wakeup per message) to 128 000:
-# 02-fork and 03-threads collapse at 64 000 here, and one loadgen thread
-# reaches 80-90% of its core there, so on 2 cores the last step is the
-# client's (a machine with more cores runs more loadgen threads). 04-select
-# is swept at CURVE_N_SELECT, below FD_SETSIZE. Measured by hand on this
-# 2-core machine: 05-poll's core is full from the first rate (each wakeup
-# walks 10 000 fds, 4 ms of CPU), its p90 3 to 46 ms at every rate;
-# 07-epoll's p90 0.05 to 0.3 ms up to 64 000 on a quiet machine
-# (docs/reference/curves.csv).
-CURVE_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
-# Beyond the ladder, on the same curves (Linux): 08-io_uring where the
-# kernel allows io_uring, and 09-reuseport (one loop per CPU; on 2 cores,
-# pinned to the server's one CPU like the others, it cannot gain).
 BEYOND_RUNGS=$(ladder_rungs "$ROOT/beyond")
-CURVE_NS="10000"
-CURVE_N_SELECT=1000
-CURVE_RATES="500,1000,2000,4000,8000,16000,32000,64000,128000"
-# The light steps (below CURVE_HEAVY_FROM) are swept only where a verdict
-# reads them (the C10K wall compares poll's CPU per message with the O(ready)
-# loops' there): the time goes to the knees instead. --full sweeps them all.
-CURVE_LIGHT_RUNGS="05-poll 06-kqueue 07-epoll"
-CURVE_HEAVY_FROM=4000
-CURVE_DURATION=1
-CURVE_REPS=1
-# A contended window (loadgen: more than 10% of the measured CPUs' time went
-# to neither side, or either side waited that long for its CPU) is run
-# again up to this many times, then counts for nobody.
-CURVE_RETRIES=2
-# The knees: where the doubling sweep bracketed a rung's knee on the
-# server's side (a rate met, the next failed), the bracket is cut in four
-# (steps of about x1.19: the capacity to +-10%) and its three inner rates
-# and its top swept KNEE_REPS times, the rungs in a new random order each
-# round (the top again because the doubling sweep failed it once: a round
-# that keeps up there says the failure was that window's, and the knee is
-# not pushed a step down by it); the capacity is the median over the
-# rounds, with its range. A knee whose
-# rounds lie two bisection steps apart or more (unsteady: 03-threads at
-# 10 000 connections flips between keeping up and a backlog it does not
-# leave) is swept KNEE_MORE_REPS more times, and told as a band.
-KNEE_REPS=3
-KNEE_MORE_REPS=2
-# The headroom sweeps: on two cores loadgen costs about what the server
-# does per message, so the O(ready) loops' knee lies beyond the client.
-# These rungs are swept again (doubling, then the knees' bisection) with
-# the server held to each HEADROOM_QUOTAS percent of its CPU (a cgroup
-# bandwidth quota, quota_set in bench.sh): at half a core the knee is
-# within the client's reach. The reporter scales each knee back to a full
-# core and gives it only where the quotas agree (it scales linearly).
-HEADROOM_RUNGS="07-epoll 08-io_uring"
-HEADROOM_QUOTAS="50 25"
-# The host before the run: its CPUs' busy share over HOST_SAMPLE_S seconds
-# (everything is someone else's then). --reference refuses a host busier
-# than HOST_QUIET_PCT.
-HOST_SAMPLE_S=1
-HOST_QUIET_PCT=10
-# The yardstick: YARD_RUNG against libuv in YARD_PAIRS pairs, each pair's
-# order drawn at random, at one point of the curve where wakeups batch
-# (YARD_N connections, YARD_RATE msgs/s); the verdict reads the bootstrap
-# interval of the median ratio of CPU per message.
-YARD_PAIRS=10
-YARD_N=2000
-YARD_RATE=16000
-YARD_DURATION=1
-if [ "$QUICK" -eq 1 ]; then
-    STALL_RUNS=1
-    IDLE_SECONDS=1
-    MEM_NS="1 100 1000"
-    SCAN_IDLE="0,100,1000"
-    SCAN_CONTRAST=""
-    SCAN_DURATION=0.5
-    SCAN_REPS=1
-    C10K_N=2000
-    C10K_DURATION=1
-    CURVE_RUNGS="05-poll 06-kqueue 07-epoll"
-    CURVE_NS=2000
-    CURVE_RATES="1000,4000,16000,64000"
-    KNEE_REPS=1
-    KNEE_MORE_REPS=0
-    HEADROOM_QUOTAS=50
-    YARD_PAIRS=4
-fi
-if [ "$FULL" -eq 1 ]; then
-    C10K_RUNGS="02-fork 03-threads 05-poll 06-kqueue 07-epoll"
-    CURVE_LIGHT_RUNGS="04-select $CURVE_RUNGS $BEYOND_RUNGS uv-echo"
-    HEADROOM_RUNGS="06-kqueue 07-epoll $BEYOND_RUNGS uv-echo"
-    HEADROOM_QUOTAS="75 50 25"
-    CURVE_NS="100 1000 10000"
-    CURVE_REPS=3
-    YARD_PAIRS=20
-fi
-if [ "$SMOKE" -eq 1 ]; then
-    STALL_HOLD=0.3
-    STALL_RUNS=1
-    IDLE_CLIENTS=20
-    IDLE_SECONDS=0.3
-    IDLE_RUNS=1
-    MEM_NS="1 100"
-    SCAN_IDLE="0,100,1000"
-    SCAN_CONTRAST=""
-    SCAN_DURATION=0.3
-    SCAN_REPS=1
-    C10K_RUNGS=$C10K_CLAIM
-    C10K_N=500
-    C10K_DURATION=0.5
-    CURVE_RUNGS="05-poll 06-kqueue 07-epoll"
-    CURVE_NS=200
-    CURVE_N_SELECT=200
-    CURVE_RATES="500,2000"
-    CURVE_DURATION=0.5
-    KNEE_REPS=1
-    KNEE_MORE_REPS=0
-    HEADROOM_RUNGS=07-epoll
-    HEADROOM_QUOTAS=50
-    HOST_SAMPLE_S=0.2
-    YARD_PAIRS=2
-    YARD_N=200
-    YARD_RATE=2000
-    YARD_DURATION=0.5
-fi
-# Off Linux: the event-loop rung that exists there is the memory baseline,
-# and 02-fork and 03-threads are not asked for 10 000 at once: macOS caps
-# threads per process (kern.num_taskthreads, 4096) and processes per user
-# (kern.maxprocperuid, often 1300 to 2700), walls `make wall` shows.
-if [ -n "$SKIP_RUNGS" ]; then
-    MEM_RUNGS="02-fork 03-threads 06-kqueue"
-    [ "$SMOKE" -eq 1 ] || MEM_NS="1 1000"
-    C10K_RUNGS="05-poll 06-kqueue"
-    C10K_CLAIM="05-poll 06-kqueue"
-    CURVE_RUNGS=$(echo "$CURVE_RUNGS" | sed 's/ *07-epoll//')
-fi
+RUN_KINDS=""
+[ "$QUICK" -eq 1 ] && RUN_KINDS="$RUN_KINDS quick"
+[ "$FULL" -eq 1 ] && RUN_KINDS="$RUN_KINDS full"
+[ "$SMOKE" -eq 1 ] && RUN_KINDS="$RUN_KINDS smoke"
+[ -n "$SKIP_RUNGS" ] && RUN_KINDS="$RUN_KINDS offlinux"
+CLAIMS=$ROOT/scripts/lib/claims.txt
+export CLAIMS
+eval "$(claims_settings "$CLAIMS" $RUN_KINDS)"
 
 RESULTS=${RESULTS_DIR:-$ROOT/results}
 RAW=$RESULTS/raw
@@ -1003,23 +852,7 @@ write_settings() {
     [ -f "$cache" ] || { M_BUILD="Release (-O2, without cmake)"; M_SANITIZE=none; }
     ELAPSED=$(awk -v a="$START_TIME" -v b="$(now)" \
         'BEGIN { s = int(b - a + 0.5); printf "%dm %02ds", s / 60, s % 60 }')
-    for v in QUICK SMOKE RUNGS STALL_HOLD STALL_RUNS IDLE_CLIENTS IDLE_SECONDS IDLE_RUNS \
-        MEM_RUNGS MEM_NS SELECT_N SCAN_CLAIM SCAN_CONTRAST SCAN_IDLE SCAN_IDLE_SELECT \
-        SCAN_IDLE_BLOCKING SCAN_DURATION SCAN_REPS SCAN_CPU C10K_RUNGS C10K_CLAIM \
-        C10K_N C10K_DURATION C10K_SERVER_CPU C10K_CLIENT_CPU FULL CURVE_RUNGS CURVE_NS \
-        CURVE_N_SELECT CURVE_RATES CURVE_DURATION CURVE_REPS CURVE_STATUS CLIENT_THREADS \
-        CURVE_RETRIES KNEE_REPS KNEE_MORE_REPS RUN_SEED M_COMMIT CURVE_LIGHT_RUNGS \
-        CURVE_HEAVY_FROM HOST_BUSY HOST_STEAL HOST_TEXT \
-        HOST_QUIET_PCT CGROUP_TEXT DAMON_TEXT HEADROOM_RUNGS HEADROOM_QUOTAS HEADROOM_STATUS \
-        QUOTA_US \
-        CURVE_CLIENT_CPUS YARD_PAIRS YARD_N YARD_RATE YARD_DURATION \
-        M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
-        CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
-        ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED \
-        PLATFORM PORTABLE PIN_TEXT KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS \
-        SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
-        M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE \
-        M_NOFILE M_SOMAXCONN M_PORTS M_LIBUV M_LISTEN_BEFORE M_LISTEN_AFTER; do
+    for v in $(ladder_settings "$CLAIMS"); do
         setting "$v"
     done >"$RAW/settings.env"
 }

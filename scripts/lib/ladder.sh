@@ -39,6 +39,42 @@ ladder_rungs() {
     echo "${_l_list# }"
 }
 
+# ---- the claims' table --------------------------------------------------------
+
+# claims_settings TABLE [KIND...]: the table's settings (scripts/lib/claims.txt)
+# for a run of these kinds, as shell assignments in the table's order, each
+# value in double quotes for the shell to expand (eval them): a setting's
+# default, then its lines for this run's kinds, each over the one before
+# (so "${MEM_NS% 10000}" reads the value just set). Thresholds ("judge")
+# are report.awk's and left out.
+claims_settings() {
+    _l_table=$1
+    shift
+    awk -v kinds=" $* " '
+        function set() { v = $0; sub(/^[ \t]*[^ \t]+[ \t]*/, "", v)
+            printf "%s=\"%s\"\n", name, v }
+        { sub(/[ \t]*#.*/, "") }
+        /^[ \t]*$/ || /^judge / { next }
+        /^[A-Z]/ { name = $1; set(); next }
+        index(kinds, " " $1 " ") { set() }' "$_l_table"
+}
+
+# ladder_settings TABLE: every name raw/settings.env holds, on one line: the
+# run's kind, the table's settings, then what the run found and measured.
+ladder_settings() {
+    awk '/^[A-Z]/ { printf "%s ", $1 }' "$1"
+    echo QUICK SMOKE FULL RUNGS BEYOND_RUNGS SCAN_CPU C10K_SERVER_CPU C10K_CLIENT_CPU \
+        CURVE_STATUS CLIENT_THREADS RUN_SEED M_COMMIT HOST_BUSY HOST_STEAL HOST_TEXT \
+        CGROUP_TEXT DAMON_TEXT HEADROOM_STATUS QUOTA_US CURVE_CLIENT_CPUS \
+        M_SMT M_VIRT M_CLOCKSOURCE M_GOVERNOR BEYOND_STATUS \
+        CORES_STATUS CORES_SERVER_CPUS CORES_CLIENT_THREADS CORES_MIN_CPUS \
+        ALLOWED_CPUS LG_MARGIN BUSY_STATUS BUSY_TEXT YARD_STATUS YARD_TEXT YARD_RUNG ELAPSED \
+        PLATFORM PORTABLE PIN_TEXT KQUEUE_TEXT SKIP_RUNGS SKIP_WHY MEM_KEY SKIPPED_TOOLS \
+        SERVER_FIGURES PORT_BUDGET PORT_TIME_WAIT_S PORT_WAIT_S \
+        M_DATE M_LOAD M_CPU M_CORES M_MEM M_KERNEL M_DISTRO M_COMPILER M_BUILD M_SANITIZE \
+        M_NOFILE M_SOMAXCONN M_PORTS M_LIBUV M_LISTEN_BEFORE M_LISTEN_AFTER
+}
+
 # ---- the platform -------------------------------------------------------------
 
 # ladder_platform: LADDER_OS (uname -s), LADDER_FORCED (1: the off-Linux

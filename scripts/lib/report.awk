@@ -26,58 +26,21 @@
 
 BEGIN {
     CONVFMT = "%.10g"     # numbers into text without rounding to 6 digits
-    # The thresholds. Each verdict prints the ones it uses. They were set
-    # against the spread of repeated runs on a 2-core machine (README.md,
-    # "How to read the shapes"): each is several times that spread away
-    # from what was measured.
-    STALL_BLOCKED = 0.9   # 01-blocking: B waits at least this share of the hold,
-    STALL_AFTER_MS = 5    # ... and is answered within this many ms of A closing
-                          # (measured 0.1 to 0.4 ms);
-    STALL_FREE = 0.1      # every other rung answers within this share of the hold.
-    IDLE_MAX_PCT = 1      # "about 0%": at most this much of one core, idle
-    BUSY_MIN_PCT = 50     # busy polling: at least this much of one core, idle
-    MEM_FACTOR = 4        # fork and threads: at least this many times 07-epoll's
-    MEM_FLOOR_KB = 0.1    # ... per-connection memory, taken as at least this
-    SCAN_GROWTH = 1.5     # O(n): p50 at the most idle >= this x p50 at 0; O(ready): below.
-                          # Measured: 5x and more against 1.1x, run-to-run spread < 10%.
-    YARD_TOLERANCE = 15   # 07-epoll's CPU per message <= libuv's + this many
-                          # percent: the verdict reads the upper end of the 95%
-                          # bootstrap interval of the median ratio over the pairs
-    IDLE_MAX_WAKEUPS = 1  # "asleep": at most this many context switches a second,
-                          # idle (measured 0 for every rung over 5 s; a server
-                          # polling with a 10 ms timeout makes 100)
-    # The walls. A step of a load curve keeps up when the rate achieved is at
-    # least CURVE_KEPT of the offered one, and meets the objective when its
-    # OBJ_PCT-th percentile round trip is at most OBJ_US. The percentile is
-    # p90, not p99: on a shared 2-core machine the p99 of a 1 s window swings
-    # tenfold between steps from scheduling noise alone (measured: 07-epoll
-    # 0.13 to 17 ms within one sweep). The bound, 2 ms: the O(ready) loops'
-    # p90 at 10 000 connections was 0.05 to 0.3 ms on a quiet machine and
-    # up to 1.8 ms with compilers running on both cores, while 05-poll's
-    # floor there, every wakeup walking all its fds, was 3.3 to 4.7 ms in
-    # three runs (docs/reference/ holds one).
-    CURVE_KEPT = 0.97
-    OBJ_PCT = 90
-    OBJ_US = 2000
-    # The objective reads the service time: the round trip less the
-    # client's own send lag (loadgen's service_p90_us). A step is the
-    # client's, not the server's, only when the client was the saturated
-    # side: one loadgen thread at SAT_PCT of its core while the server was
-    # below it (both saturated is the server's step, and said). A window
-    # loadgen found contended (its CPUs busy with someone else's work,
-    # waited for, or slower than their best at a fixed probe) was run
-    # again; one still contended counts for nobody.
-    SAT_PCT = 90
-    C10K_WALL_FACTOR = 10 # at C10K: kqueue's and epoll's capacity >= this x poll's
-                          # (measured: poll has none at 10 000; epoll at least 64 000)
-    # ... and the contrasts that need no client headroom, measured on the
-    # reference run (docs/reference/curves.csv): CPU per message at the
-    # C10K_LIGHT_STEPS lightest rates (each of them not contended), poll
-    # 1997 / 998 / 500 us against epoll's 48.6 / 34.6 / 24.7 (20x to 41x),
-    # and p90 floors 3252 against 59.5 us (55x).
-    C10K_LIGHT_STEPS = 3
-    C10K_CPU_FACTOR = 10
-    C10K_FLOOR_FACTOR = 10
+    # The thresholds, each explained beside its claim in the claims' table
+    # (ENVIRON["CLAIMS"]: scripts/lib/claims.txt, its "judge" lines). Each
+    # verdict prints the ones it uses. They were set against the spread of
+    # repeated runs on a 2-core machine (README.md, "How to read the
+    # shapes"): each is several times that spread away from what was measured.
+    judges(ENVIRON["CLAIMS"])
+    STALL_BLOCKED = judge("STALL_BLOCKED"); STALL_AFTER_MS = judge("STALL_AFTER_MS")
+    STALL_FREE = judge("STALL_FREE"); IDLE_MAX_PCT = judge("IDLE_MAX_PCT")
+    BUSY_MIN_PCT = judge("BUSY_MIN_PCT"); IDLE_MAX_WAKEUPS = judge("IDLE_MAX_WAKEUPS")
+    MEM_FACTOR = judge("MEM_FACTOR"); MEM_FLOOR_KB = judge("MEM_FLOOR_KB")
+    SCAN_GROWTH = judge("SCAN_GROWTH"); YARD_TOLERANCE = judge("YARD_TOLERANCE")
+    CURVE_KEPT = judge("CURVE_KEPT"); OBJ_PCT = judge("OBJ_PCT"); OBJ_US = judge("OBJ_US")
+    SAT_PCT = judge("SAT_PCT"); C10K_WALL_FACTOR = judge("C10K_WALL_FACTOR")
+    C10K_LIGHT_STEPS = judge("C10K_LIGHT_STEPS"); C10K_CPU_FACTOR = judge("C10K_CPU_FACTOR")
+    C10K_FLOOR_FACTOR = judge("C10K_FLOOR_FACTOR")
     # Headroom: knees under two CPU quotas, scaled to a full core, must
     # agree within one bisection step (the knees' x1.19) to give a figure;
     # 1% on top, as the bisection's rates are rounded to whole messages.
@@ -163,6 +126,29 @@ BEGIN {
     # System calls per message under strace (scripts/lib/syscalls.sh): one
     # row per server, its own table (write_syscalls).
     T["syscalls"] = "rung|requested rate_offered messages syscalls calls"
+}
+
+# ---- the thresholds ----------------------------------------------------
+
+# judges(TABLE): the table's "judge NAME VALUE" lines into JUDGE[NAME].
+function judges(table,    line, w) {
+    if (table == "" || (getline line < table) < 0) {
+        print "report.awk: no claims table (CLAIMS=" table ")" > "/dev/stderr"
+        NO_TABLE = 1; exit 2
+    }
+    do {
+        sub(/[ \t]*#.*/, "", line)
+        if (split(line, w, " ") == 3 && w[1] == "judge") JUDGE[w[2]] = w[3] + 0
+    } while ((getline line < table) > 0)
+    close(table)
+}
+# judge(NAME): one threshold; a name the table lacks stops the reporter.
+function judge(name) {
+    if (!(name in JUDGE)) {
+        print "report.awk: the claims table has no threshold " name > "/dev/stderr"
+        NO_TABLE = 1; exit 2
+    }
+    return JUDGE[name]
 }
 
 # ---- reading ------------------------------------------------------------
@@ -373,6 +359,20 @@ function kernel_slope(rung,    i, g, p, x, y, k, n, sx, sy, sxx, sxy) {
     return (n * sxy - sx * sy) / (n * sxx - sx * sx)
 }
 # per_conn(rung, n, key): "" unless both runs gave the value (get() says why).
+# ran_n(kind, rung, n): the connections the rung's run for n was made with:
+# n where a row of kind has it, else the largest n of its rows below it (a
+# run sized to the room this OS leaves: reproduce.sh's sized() says so in
+# its log), else n. Each row carries its own n, and is read as it ran.
+function ran_n(kind, rung, n,    i, part, best) {
+    for (i = 1; i <= rows[kind]; i++) {
+        split(order[kind, i], part, ",")
+        if (part[1] != rung) continue
+        if (part[2] == n) return n
+        if (part[2] + 0 < n + 0 && (best == "" || part[2] + 0 > best + 0)) best = part[2]
+    }
+    return best == "" ? n : best
+}
+
 function per_conn(rung, n, key,    a, b) {
     a = get("memory", rung ",1", key); b = get("memory", rung "," n, key)
     return (a == "" || b == "") ? "" : (b - a) / (n - 1)
@@ -446,13 +446,14 @@ function verdict_busy(    p) {
         idle_s, known(p, 1), BUSY_MIN_PCT, known(IDLE_MAX, 2)))
 }
 
-function verdict_memory(    n, i, v, e, text, ok) {
+function verdict_memory(    n, i, v, e, text, ok, rn) {
     start()
     n = split(mem_rungs, R, " ")
     for (i = 1; i <= n; i++) {
-        v[R[i]] = per_conn(R[i], mem_n, mem_key)
-        text = text sprintf("; %s %s KiB, %s us", R[i], known(v[R[i]], 2), known(stat("memory",
-            R[i] "," mem_n, "setup_us_per_conn"), 0))
+        rn = ran_n("memory", R[i], mem_n)
+        v[R[i]] = per_conn(R[i], rn, mem_key)
+        text = text sprintf("; %s %s KiB, %s us%s", R[i], known(v[R[i]], 2), known(stat("memory",
+            R[i] "," rn, "setup_us_per_conn"), 0), rn == mem_n ? "" : " (at " rn ")")
     }
     e = v[R[n]]                           # the event loop: 07-epoll, or 06-kqueue without epoll
     if (e != "" && e < MEM_FLOOR_KB) e = MEM_FLOOR_KB
@@ -510,8 +511,9 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
 # the claim (not all served, no messages, a connection never echoed in the
 # window). For a rung outside the claim (contrast), its faults are shown
 # in the text instead of in MIS.
-function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w, h, sat, prog) {
-    g = rung "," c10k_n "," k
+function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w, h, sat, \
+    prog) {
+    g = rung "," n "," k
     w = WHY; h = HARD
     if (contrast && ((("c10k", g) in nfault) || (("c10k", g) in err)))
         return sprintf(", %s run %d: %s", rung, k,
@@ -537,7 +539,8 @@ function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w
     sat = stat("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
         k > 1 ? " run " k : "",
-        served == "" ? "?" : served, c10k_n, msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0,
+        served == "" ? "?" : served, n == c10k_n ? n : n " (the room here)",
+        msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0,
             e5 == "" ? "?" : e5, e9 == "" ? "?" : e9,
         cpu == "" ? "" : " (" fixed(cpu, 2) " us CPU/msg" \
             (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
@@ -547,18 +550,19 @@ function c10k_run(rung, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad, w
 # The claim is the event loops' (c10k_claim); the other rungs measured
 # (c10k_rungs: 02-fork, 03-threads) are shown after it, for contrast: what
 # went wrong there is shown but is not the claim's.
-function verdict_c10k(    n, i, k, text, other, contrast) {
+function verdict_c10k(    n, i, k, text, other, contrast, rn) {
     start()
     BAD = 0
     n = split(c10k_rungs, R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
         contrast = index(" " c10k_claim " ", " " R[i] " ") == 0
-        if (!contrast && !(("c10k", R[i] "," c10k_n ",1") in runs)) get("c10k",
-            R[i] "," c10k_n ",1", "served")
-        for (k = 1; (("c10k", R[i] "," c10k_n "," k) in runs); k++)
-            if (contrast) other = other c10k_run(R[i], k, 1)
-            else text = text c10k_run(R[i], k, 0)
+        rn = ran_n("c10k", R[i], c10k_n)
+        if (!contrast && !(("c10k", R[i] "," rn ",1") in runs)) get("c10k",
+            R[i] "," rn ",1", "served")
+        for (k = 1; (("c10k", R[i] "," rn "," k) in runs); k++)
+            if (contrast) other = other c10k_run(R[i], rn, k, 1)
+            else text = text c10k_run(R[i], rn, k, 0)
     }
     text = sprintf("%d connections at once, closed loop, every echoed byte checked (need all " \
         "served, msgs > 0 and every connection echoed at least once in the window, and no fault; " \
@@ -743,9 +747,11 @@ function curve_rung_list(    list) {
     return list
 }
 
-# The connections a rung is swept at, for the C10K curves' n.
+# The connections a rung was swept at, for the curves' n: 04-select's
+# below FD_SETSIZE, and a sweep that shrank to the room here at its own n.
 function curve_at(rung, n) {
-    return (rung == "04-select" && n + 0 > curve_n_select + 0) ? curve_n_select : n
+    return ran_n("curves", rung,
+        (rung == "04-select" && n + 0 > curve_n_select + 0) ? curve_n_select : n)
 }
 
 function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, least) {
@@ -1337,6 +1343,7 @@ function finding_headroom(    n, R, i, text, t, e7, l7, h7, b7, e8, l8, h8, b8, 
 }
 
 END {
+    if (NO_TABLE) exit 2
     if (ENVIRON["REPORT_MODE"] == "brackets") { write_brackets(0); exit }
     if (ENVIRON["REPORT_MODE"] == "unsteady") { write_brackets(1); exit }
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)

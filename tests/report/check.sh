@@ -21,7 +21,7 @@ fault-curve fault-yardstick server-stop server-start poll-meets-objective curve-
 yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-io-uring
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
-c10k-wall-light-contended c10k-wall-light-all-contended curve-contended curve-both-saturated
+c10k-wall-light-contended c10k-wall-light-all-contended c10k-shrunk c10k-claim-shrunk curve-contended curve-both-saturated
 knees knees-steady knees-top headroom headroom-nonlinear headroom-rising headroom-spread"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
@@ -120,6 +120,12 @@ c10k-contrast) # only a rung outside the claim goes wrong
     edit c10k.jsonl '/"rung":"03-threads"/ { sub(/"lost":0/, "\"lost\":5") } 1'
     edit c10k.jsonl '/"rung":"02-fork"/ { print "{\"rung\":\"02-fork\",\"n\":10000,\"run\":1," \
         "\"cause\":\"tool\",\"error\":\"no result (loadgen exit 124)\"}"; next } 1' ;;
+c10k-shrunk) # 02-fork's C10K run and 03-threads' largest memory run sized to the room here
+    edit c10k.jsonl '/"rung":"02-fork"/ { gsub(/10000/, "2000") } 1'
+    edit memory.jsonl '/"rung":"03-threads","n":10000/ { gsub(/10000/, "3000")
+        sub(/"server_pss_kb":121588/, "\"server_pss_kb\":37588") } 1' ;;
+c10k-claim-shrunk) # a rung of the claim held fewer than C10K_N: not the claim
+    edit c10k.jsonl '/"rung":"06-kqueue"/ { gsub(/10000/, "2000") } 1' ;;
 c10k-timeout) # loadgen's deadline: a partial result with error set
     edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"unanswered":0/, "\"unanswered\":12")
         sub(/"error":null/, "\"error\":\"timeout\"") } 1'
@@ -553,6 +559,13 @@ c10k-contrast)
     WANT="$WANT 124), 03-threads run 1: faults: run 1: 5 lost"
     expect c10k reproduced "$WANT"
     all_reproduced_but ;;
+c10k-shrunk)
+    expect c10k reproduced "02-fork 2000/2000 (the room here) served, 80000 msgs"
+    expect memory reproduced "03-threads 12.00 KiB, 50 us (at 3000)"
+    all_reproduced_but ;;
+c10k-claim-shrunk)
+    expect c10k "NOT reproduced" "06-kqueue 2000/2000 (the room here) served"
+    all_reproduced_but c10k ;;
 c10k-timeout)
     misbehaved c10k "06-kqueue run 1: faults in 1 of 1 runs, first run 1: 12 unanswered"
     all_reproduced_but c10k ;;
