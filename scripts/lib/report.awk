@@ -583,13 +583,12 @@ function verdict_c10k(    n, i, k, text, other, contrast, rn) {
 # keep up), "late" (it kept up, with a service time above the objective)
 # or "ok". BOTH is set when both sides were saturated: the step is the
 # server's, and the report says so.
-function step_kind(g,    offered, got, p, n, cs, ss, csat, ssat) {
+function step_kind(g,    offered, got, p, cs, ss, csat, ssat) {
     BOTH = 0
     if ((CK, g) in nfault) return "fault"
     if ((CK, g) in err || (CK, g) in plat) return "gone"
     offered = stat(CK, g, "rate_offered", "median") + 0
-    n = nval[CK, g, "contended"]
-    if (n > 0 && 2 * stat(CK, g, "contended", "ntrue") > n) return "contended"
+    if (contended(CK, g)) return "contended"
     cs = stat(CK, g, "client_thread_cpu_pct_max", "median")
     ss = stat(CK, g, "server_cpu_pct", "median")
     csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT
@@ -900,6 +899,12 @@ function contended_bound(key,    i, g) {
     return "?"
 }
 
+# contended(kind, group): most of the step's runs were contended (nobody's).
+function contended(k, g,    n) {
+    n = nval[k, g, "contended"]
+    return n > 0 && 2 * stat(k, g, "contended", "ntrue") > n
+}
+
 # light_steps(rung, n, want): of the lightest `want` offered rates of
 # rung's sweep at n, those at which neither rung nor 05-poll was contended
 # ("r1 r2 ..."); LIGHT_CONTENDED lists the others. A contended light step is
@@ -914,8 +919,7 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
         if (stat("curves", g, "server_cpu_us_per_msg", "median") == "") continue
         got++
         p = "05-poll," n "," part[3]
-        if (2 * stat("curves", g, "contended", "ntrue") > nval["curves", g, "contended"] ||
-            2 * stat("curves", p, "contended", "ntrue") > nval["curves", p, "contended"])
+        if (contended("curves", g) || contended("curves", p))
             LIGHT_CONTENDED = LIGHT_CONTENDED (LIGHT_CONTENDED == "" ? "" : ", ") part[3] + 0
         else list = list " " part[3]
     }
