@@ -195,8 +195,8 @@ esac
 ports_init
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/reproduce.XXXXXX") || exit 1
-trap cleanup EXIT
-trap 'log "interrupted; stopping what we started"; cleanup; exit 130' INT TERM HUP
+trap bench_cleanup EXIT
+trap 'log "interrupted; stopping what we started"; bench_cleanup; exit 130' INT TERM HUP
 
 skipped() { case " $SKIP_RUNGS " in *" $1 "*) return 0 ;; esac; return 1; }
 

@@ -63,12 +63,12 @@ note_problem() {
     echo "note: $*" >>"$RAW/problems.txt"
 }
 
-# start_server RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
+# measured_start RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
 # the servers the script builds itself) on a kernel-chosen loopback port,
 # pinned to CPU if given, and wait for its announcement (server_start, in
 # ladder.sh). Sets SERVER_PID and SERVER_PORT. Returns non-zero, START_ERR
 # saying why, if it does not come up.
-start_server() {
+measured_start() {
     local rung=$1 exe=$BIN/$1
     [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
     quota_set "${SERVER_QUOTA_PCT:-}" || { START_ERR="no CPU quota here"; return 1; }
@@ -97,11 +97,11 @@ keep_server_log() {
     fi
 }
 
-# stop_server: SIGTERM, then wait (bounded: SERVER_STOP_TIMEOUT). The
+# measured_stop: SIGTERM, then wait (bounded: SERVER_STOP_TIMEOUT). The
 # contract is exit status 0 within a second or two; anything else is the
 # server misbehaving, recorded in SERVER_STOP for the run's JSON line (so
 # that it counts against the claim the run belongs to).
-stop_server() {
+measured_stop() {
     SERVER_STOP=ok
     [ -n "$SERVER_PID" ] || return 0
     local t0 secs
@@ -125,10 +125,7 @@ stop_server() {
 # The budget and its ledger are ladder.sh's (ports_init, port_budget); the
 # reproduction says when it waits, and adds up the waits in PORT_WAIT_S.
 
-port_note() {
-    log "ports: waiting ${1}s for ports in TIME_WAIT to come free" \
-        "(at most $PORT_BUDGET fresh in ${PORT_TIME_WAIT_S}s)"
-}
+PORT_SAY=log
 
 # ports_for ARGS...: how many fresh ports a loadgen command line opens.
 ports_for() {
@@ -230,7 +227,7 @@ one_run() {
     local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/} a
     shift 5
     port_budget "$(ports_for "$@")"
-    if ! start_server "$rung" "${tag%.jsonl}" "$cpu"; then
+    if ! measured_start "$rung" "${tag%.jsonl}" "$cpu"; then
         LG_OUT=""
         save "$file" "$tags" "" "server did not start: $START_ERR" server
         return 1
@@ -262,13 +259,13 @@ one_run() {
     extra="\"server_hwm_kb\":${hwm:-null}"
     [ -n "${COUNT_LINES:-}" ] &&
         extra="$extra,\"server_refusal_lines\":$(grep -c "$COUNT_LINES" "$TMP/server.err")"
-    stop_server
+    measured_stop
     extra="$extra,\"server_stop\":\"$SERVER_STOP\""
     save "$file" "$tags" "$extra" "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
 }
 
 # On exit or interrupt: stop whatever we started, by pid, and nothing else.
-cleanup() {
+bench_cleanup() {
     if [ -n "$LOADGEN_PID" ] && is_running "$LOADGEN_PID" "$LOADGEN_START"; then
         kill -TERM "$LOADGEN_PID" 2>/dev/null
         wait_finished "$LOADGEN_PID" "$LOADGEN_START" 6 || kill -KILL "$LOADGEN_PID" 2>/dev/null
@@ -346,7 +343,7 @@ quota_set() {
 # children share has 10 000: kdamond then took 18 to 45% of both CPUs'
 # time during its windows, on the server's CPU and the client's (4% with
 # DAMON off). As root on Linux, every monitor that is on is turned off for
-# the run and back on at its end (cleanup); KEEP_DAMON=1 (--keep-damon)
+# the run and back on at its end (bench_cleanup); KEEP_DAMON=1 (--keep-damon)
 # leaves them, and loadgen then finds those windows contended. DAMON_TEXT
 # says which.
 DAMON_PAUSED=""

@@ -410,8 +410,9 @@ ports_init() {
 }
 
 # port_budget N: about to open N connections: wait until they fit beside
-# those of the recent runs still in TIME_WAIT, then book them. Saying so is
-# port_note's (each script defines its own); PORT_WAIT_S adds up the waits.
+# those of the recent runs still in TIME_WAIT, then book them. It says so
+# first, through PORT_SAY (a command: the script's own voice) or on
+# stderr; PORT_WAIT_S adds up the waits.
 port_budget() {
     [ "${PORT_BUDGET:-0}" -gt 0 ] || return 0
     _lt=$(now)
@@ -425,7 +426,9 @@ port_budget() {
             printf "%d", (w > 0 ? w + 1 : 0)
         }')
     if [ "$_lwait" -gt 0 ]; then
-        port_note "$_lwait" "$1"
+        set -- "$1" "waiting $_lwait s for client ports in TIME_WAIT to come free:" \
+            "the next run opens $1, and $PORT_BUDGET fit in $PORT_TIME_WAIT_S s"
+        if [ -n "${PORT_SAY:-}" ]; then $PORT_SAY "$2" "$3"; else echo "$2" "$3" >&2; fi
         sleep "$_lwait"
         PORT_WAIT_S=$((PORT_WAIT_S + _lwait))
     fi
@@ -440,12 +443,6 @@ ports_closed() {
     [ "${PORT_BUDGET:-0}" -gt 0 ] || return 0
     PORT_LEDGER=$(printf '%s\n' "$PORT_LEDGER" | awk -v t="$(now)" 'NF == 2 { l[++n] = $0; c = $2 }
         END { for (i = 1; i < n; i++) print l[i]; if (n) print t, c }')
-}
-
-# port_note SECONDS N: the default says it on stderr.
-port_note() {
-    echo "waiting $1 s for client ports in TIME_WAIT to come free (the next run opens $2;" \
-        "$PORT_BUDGET fit in ${PORT_TIME_WAIT_S} s)" >&2
 }
 
 # ---- the load client ---------------------------------------------------------

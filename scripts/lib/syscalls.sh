@@ -1,7 +1,7 @@
 # Sourced by scripts/reproduce.sh (its measure_syscalls): the system calls
 # a server makes per message echoed, counted outside the timed runs, since
 # a traced server is slower. For each server: start it as every run does
-# (bench.sh's start_server), attach `strace -c -f -p PID` (every thread),
+# (bench.sh's measured_start), attach `strace -c -f -p PID` (every thread),
 # offer a fixed number of messages with one open-loop loadgen run (SYSCALL_N
 # connections, SYSCALL_RATE msgs/s for SYSCALL_DURATION s, well under every
 # server's capacity), detach strace (SIGINT: it writes its table), stop the
@@ -75,7 +75,7 @@ syscalls_one() {
     local rung=$1 tags="\"rung\":\"$1\"" table total errors calls msgs extra
     if [ ! -x "$BIN/$rung" ]; then syscalls_stub "$rung" "not built on this platform"; return 0; fi
     port_budget "$SYSCALL_N"
-    if ! start_server "$rung" syscalls "$C10K_SERVER_CPU"; then
+    if ! measured_start "$rung" syscalls "$C10K_SERVER_CPU"; then
         case $START_ERR in
         *io_uring*) syscalls_stub "$rung" "io_uring refused here (${START_ERR#*(}" ;;
         *)
@@ -86,7 +86,7 @@ syscalls_one() {
         return 0
     fi
     if ! syscalls_attach "$SERVER_PID"; then
-        stop_server
+        measured_stop
         syscalls_stub "$rung" "$TRACE_ERR"
         return 0
     fi
@@ -95,7 +95,7 @@ syscalls_one() {
     LOADGEN_CPU=$C10K_CLIENT_CPU run_loadgen "$tags" $((${SYSCALL_DURATION%.*} + 60)) \
         c10k -n "$SYSCALL_N" --rate "$SYSCALL_RATE" --duration "$SYSCALL_DURATION" -p "$SERVER_PORT"
     syscalls_detach
-    stop_server
+    measured_stop
     table=$(syscalls_table "$TMP/strace.txt")
     set -- $table
     total=$1 errors=$2

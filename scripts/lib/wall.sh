@@ -111,12 +111,10 @@ accept_queue_note() {
     fi
 }
 
-# port_note SECONDS N: what port_budget (ladder.sh) says before it waits.
-port_note() {
-    say "" "  (waiting $1 s: the last runs' client ports are in TIME_WAIT for" \
-        "  $PORT_TIME_WAIT_S s, this system has $PORT_BUDGET for every destination," \
-        "  and the next run needs $2)"
-}
+# aside LINE...: an indented parenthesis between figures (PORT_SAY: what
+# port_budget, in ladder.sh, says before it waits).
+aside() { _w_first=$1; shift; say "" "  ($_w_first" "  $*)"; }
+PORT_SAY=aside
 # ports_before N: about to open N connections.
 ports_before() { port_budget "$1"; }
 # ports_after: the run that booked them has closed them.
