@@ -139,7 +139,9 @@ RUN_KINDS=""
 [ -n "$SKIP_RUNGS" ] && RUN_KINDS="$RUN_KINDS offlinux"
 CLAIMS=$ROOT/scripts/lib/claims.txt
 export CLAIMS
-eval "$(claims_settings "$CLAIMS" $RUN_KINDS)"
+# shellcheck disable=SC2086 # a list of kinds
+SETTINGS=$(claims_settings "$CLAIMS" $RUN_KINDS) || exit 1
+eval "$SETTINGS"
 
 RESULTS=${RESULTS_DIR:-$ROOT/results}
 RAW=$RESULTS/raw

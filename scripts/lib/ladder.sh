@@ -53,9 +53,17 @@ claims_settings() {
     awk -v kinds=" $* " '
         function set() { v = $0; sub(/^[ \t]*[^ \t]+[ \t]*/, "", v)
             printf "%s=\"%s\"\n", name, v }
+        BEGIN { rank["quick"] = 1; rank["full"] = 2; rank["smoke"] = 3; rank["offlinux"] = 4 }
         { sub(/[ \t]*#.*/, "") }
         /^[ \t]*$/ || /^judge / { next }
-        /^[A-Z]/ { name = $1; set(); next }
+        /^[A-Z]/ { name = $1; last = 0; set(); next }
+        !($1 in rank) || rank[$1] <= last || name == "" {
+            printf "claims_settings: %s:%d: \"%s\" is no kind of run after the ones above it" \
+                " (quick, full, smoke, offlinux, in that order)\n", FILENAME, FNR, $1 \
+                > "/dev/stderr"
+            exit 1
+        }
+        { last = rank[$1] }
         index(kinds, " " $1 " ") { set() }' "$_l_table"
 }
 
