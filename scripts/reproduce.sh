@@ -110,12 +110,11 @@ PORTABLE=$LADDER_FORCED
 SKIP_RUNGS="" SKIP_WHY=""
 MEM_KEY=server_pss_kb
 YARD_RUNG=07-epoll
+KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux: its figures are epoll's"
 if [ "$USE_PROC" = 1 ]; then
-    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux:"
-    KQUEUE_TEXT="$KQUEUE_TEXT its figures are epoll's."
+    KQUEUE_TEXT="$KQUEUE_TEXT."
 elif [ "$PLATFORM" = Linux ]; then
-    KQUEUE_TEXT="06-kqueue runs on the project's epoll-backed shim on Linux:"
-    KQUEUE_TEXT="$KQUEUE_TEXT its figures are epoll's; loadgen uses kqueue through the same shim."
+    KQUEUE_TEXT="$KQUEUE_TEXT; loadgen uses kqueue through the same shim."
 else
     KQUEUE_TEXT="06-kqueue is native kqueue here."
     SKIP_RUNGS=07-epoll SKIP_WHY="epoll is Linux-only"
