@@ -553,7 +553,7 @@ measure_c10k() {
     done
 }
 
-# The walls: one load curve per rung (see CURVE_RATES), the sweeps of all
+# The walls: one load curve per rung (CURVE_RATES in the claims' table), the sweeps of all
 # rungs interleaved rep by rep, server on its CPU and loadgen's threads on
 # the others.
 measure_curves() {
@@ -576,7 +576,7 @@ measure_curves() {
     done
 }
 
-# headroom_list: the headroom sweeps (see HEADROOM_RUNGS), one "RUNG@PCT" a
+# headroom_list: the headroom sweeps (HEADROOM_RUNGS in the claims' table), one "RUNG@PCT" a
 # line, for the rungs on this run's curves, where a cpu cgroup can hold a
 # server to a quota (QUOTA_CGROUP, bench.sh's cgroup_init).
 headroom_list() {
@@ -599,7 +599,7 @@ shuffled() {
         sort -n | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'
 }
 
-# The knees (see KNEE_REPS): the brackets are the reporter's (report.awk's
+# The knees (KNEE_REPS in the claims' table): the brackets are the reporter's (report.awk's
 # brackets mode reads the sweeps just made, with the rules the report
 # itself judges by), one run per rung and round, the rungs in a new random
 # order each round; then the extra rounds of the knees its unsteady mode
