@@ -149,7 +149,8 @@ corrupt)
     [ "$rc" -eq 1 ] || fail "report.sh exited $rc (expected 1)"
     for claim in c10k walls; do
         verdict_of "$claim" | grep -q "^NOT reproduced	the server misbehaved: .*corrupt" ||
-            fail "$claim: expected 'the server misbehaved' naming corrupt, got: $(verdict_of "$claim")"
+            fail "$claim: expected 'the server misbehaved' naming corrupt," \
+                "got: $(verdict_of "$claim")"
         [ "$(verdict_of "$claim" | cut -f3)" = server ] || fail "$claim: class is not server"
     done
     ;;
