@@ -433,5 +433,5 @@ loadgen_build() {
 ladder_flags() {
     _l_mk=$1/common/flags.mk
     shift
-    for _l_name in "$@"; do sed -n "s/^$_l_name *= *//p" "$_l_mk"; done | tr '\n' ' '
+    for _l_name in "$@"; do sed -n "s/^$_l_name *= *//p" "$_l_mk"; done | paste -s -d ' ' -
 }
