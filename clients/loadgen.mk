@@ -13,8 +13,8 @@
 #                                    under LADDER_FORCE_PORTABLE=1
 #
 # Release flags (common/flags.mk: -O2, warnings as errors, no sanitizers), as
-# the figures need; CFLAGS and LDFLAGS are added after them. Each target is rebuilt when
-# a source or header changed.
+# the figures need; CFLAGS and LDFLAGS are added after them. Each target is
+# rebuilt when a source or header changed.
 LADDER_TOP   = .
 LOADGEN_DIR  = $(LADDER_TOP)/build/wall
 C            = $(LADDER_TOP)/clients

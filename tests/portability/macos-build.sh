@@ -8,15 +8,16 @@
 # and libSystem's stubs, so it compiles and links a Mach-O executable here.
 # Built for aarch64-macos and x86_64-macos: 01-06 (07-epoll is Linux-only),
 # each with common/flags.mk's release flags (warnings as errors, -O2), as
-# `make wall` builds them; 06-kqueue against macOS's own <sys/event.h> (the shim is not on the
-# include path); loadgen by clients/loadgen.mk, the make fragment `make wall`
-# builds it with, which must pick its kqueue event loop and its macOS process
-# reader (platform/proc_macos.c) for the target, not this Linux machine's
-# epoll; and the test programs (echo_tests, loadgen_tests, fake_server, the
-# class kit's symptoms), their harness on the same reader, with echo_tests
-# once more on the portable one (proc_portable.c, ps(1)). Each output must be
-# a 64-bit Mach-O file. FreeBSD's check is freebsd-build.sh (zig 0.11 ships
-# no FreeBSD libc headers; it uses clang and a FreeBSD sysroot instead).
+# `make wall` builds them; 06-kqueue against macOS's own <sys/event.h> (the
+# shim is not on the include path); loadgen by clients/loadgen.mk, the make
+# fragment `make wall` builds it with, which must pick its kqueue event loop
+# and its macOS process reader (platform/proc_macos.c) for the target, not
+# this Linux machine's epoll; and the test programs (echo_tests,
+# loadgen_tests, fake_server, the class kit's symptoms), their harness on the
+# same reader, with echo_tests once more on the portable one (proc_portable.c,
+# ps(1)). Each output must be a 64-bit Mach-O file. FreeBSD's check is
+# freebsd-build.sh (zig 0.11 ships no FreeBSD libc headers; it uses clang and
+# a FreeBSD sysroot instead).
 #
 # zig is $ZIG, else `zig` on PATH, else the copy scripts/test.sh installs
 # with npm; without one this exits 77 (ctest: skipped) and says how to get it.
@@ -40,6 +41,7 @@ case $version in
 esac
 
 flags=$(ladder_flags "$root" STD WARN WERROR RELEASE)
+[ -n "$flags" ] || { echo "FAIL: no flags read from common/flags.mk"; exit 1; }
 failures=0
 built=0
 mkdir -p "$out" || exit 1
