@@ -12,9 +12,9 @@
 #                                    no <sys/event.h>: what the scripts run
 #                                    under LADDER_FORCE_PORTABLE=1
 #
-# Release flags (-O2, warnings as errors, no sanitizers), as the figures
-# need; CFLAGS and LDFLAGS are added after them. Each target is rebuilt when
-# a source or header changed.
+# Release flags (common/flags.mk: -O2, warnings as errors, no sanitizers), as
+# the figures need; CFLAGS and LDFLAGS are added after them. Each target is
+# rebuilt when a source or header changed.
 LADDER_TOP   = .
 LOADGEN_DIR  = $(LADDER_TOP)/build/wall
 C            = $(LADDER_TOP)/clients
@@ -30,7 +30,8 @@ LOADGEN_HDRS = $(C)/crew.h $(C)/loop.h $(C)/modes.h $(C)/options.h $(C)/pool.h $
                $(P)/proc_unoffered.h
 LOADGEN_READERS = $(P)/proc_linux.c $(P)/proc_macos.c $(P)/proc_freebsd.c $(P)/proc_portable.c
 LOADGEN_LOOPS = $(C)/loop_epoll.c $(C)/loop_kqueue.c $(C)/loop_poll.c
-LOADGEN_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -I$(P)
+include $(LADDER_TOP)/common/flags.mk
+LOADGEN_FLAGS = $(STD) $(RELEASE) $(WARN) $(WERROR) -I$(P)
 LOADGEN_LIBS  = -lm -pthread
 LOADGEN_DEPS  = $(LOADGEN_SRCS) $(LOADGEN_HDRS) $(LOADGEN_LOOPS) $(LOADGEN_READERS) \
                 $(SHIM)/sys/event.h

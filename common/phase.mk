@@ -13,10 +13,10 @@
 # environment or the command line are added after them, so a CFLAGS set in
 # the shell cannot silently drop -std=c11, -Werror or the sanitizers (and
 # leave the link asking for ASan). `make SAN=` builds ./server without them.
-SAN           = -fsanitize=address,undefined -fno-sanitize-recover=all
-WARN          = -std=c11 -Wall -Wextra -Werror
-DEV_CFLAGS    = $(WARN) -g -O1 -fno-omit-frame-pointer $(SAN)
-RELEASE_FLAGS = $(WARN) -O2
+include $(UP)../common/flags.mk
+SAN           = $(ASAN)
+DEV_CFLAGS    = $(STD) $(WARN) $(WERROR) $(DEV) $(FRAMES) $(SAN)
+RELEASE_FLAGS = $(STD) $(WARN) $(WERROR) $(RELEASE)
 PHASE_CPPFLAGS = -I$(UP)../common $(SHIM_CPPFLAGS)
 
 PHASE_DEPS    = main.c $(UP)../common/net.h $(UP)../common/blocking.h \

@@ -405,7 +405,7 @@ build_yardstick() {
         YARD_STATUS="libuv not found (install: $(install_hint libuv |
             sed 's/apt-get install libuv$/apt-get install libuv1-dev/'))"
         skipped_tool "libuv not found: the yardstick was not measured ($(install_hint libuv))"
-    elif ! "$CC" -std=c11 -O2 -Wall -Wextra $flags scripts/yardstick/uv_echo.c \
+    elif ! "$CC" $(ladder_flags "$ROOT" STD RELEASE WARN) $flags scripts/yardstick/uv_echo.c \
         -o "$TMP/bin/uv-echo" -luv >"$TMP/uv.log" 2>&1; then
         YARD_STATUS="uv_echo.c does not build: $(first_line "$TMP/uv.log")"
     else

@@ -21,6 +21,7 @@
 #                         stopping it (SIGTERM, bounded, then SIGKILL)
 #   ports_init, port_budget       the ephemeral ports in TIME_WAIT
 #   loadgen_path, loadgen_build   the load client, built by clients/loadgen.mk
+#   ladder_flags          compiler flags from common/flags.mk, for a compiler call
 #
 # Off Linux (and with LADDER_FORCE_PORTABLE=1, which takes that path on
 # Linux too) nothing is read from /proc and no process is pinned by taskset.
@@ -467,4 +468,11 @@ loadgen_path() {
 loadgen_build() {
     ${MAKE:-make} -s -f "$1/clients/loadgen.mk" LADDER_TOP="$1" LOADGEN_DIR="$2" \
         CC="${CC:-cc}" "$(loadgen_path "$2")"
+}
+
+# ladder_flags TOP NAME...: those lines of TOP/common/flags.mk, for a compiler a script calls.
+ladder_flags() {
+    _l_mk=$1/common/flags.mk
+    shift
+    for _l_name in "$@"; do sed -n "s/^$_l_name *= *//p" "$_l_mk"; done | paste -s -d ' ' -
 }

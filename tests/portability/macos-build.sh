@@ -7,16 +7,17 @@
 # No Mac is needed: zig 0.11's `zig cc` is clang with the macOS SDK's headers
 # and libSystem's stubs, so it compiles and links a Mach-O executable here.
 # Built for aarch64-macos and x86_64-macos: 01-06 (07-epoll is Linux-only),
-# each with the phase Makefile's WARN flags and -O2, as `make wall` builds
-# them; 06-kqueue against macOS's own <sys/event.h> (the shim is not on the
-# include path); loadgen by clients/loadgen.mk, the make fragment `make wall`
-# builds it with, which must pick its kqueue event loop and its macOS process
-# reader (platform/proc_macos.c) for the target, not this Linux machine's
-# epoll; and the test programs (echo_tests, loadgen_tests, fake_server, the
-# class kit's symptoms), their harness on the same reader, with echo_tests
-# once more on the portable one (proc_portable.c, ps(1)). Each output must be
-# a 64-bit Mach-O file. FreeBSD's check is freebsd-build.sh (zig 0.11 ships
-# no FreeBSD libc headers; it uses clang and a FreeBSD sysroot instead).
+# each with common/flags.mk's release flags (warnings as errors, -O2), as
+# `make wall` builds them; 06-kqueue against macOS's own <sys/event.h> (the
+# shim is not on the include path); loadgen by clients/loadgen.mk, the make
+# fragment `make wall` builds it with, which must pick its kqueue event loop
+# and its macOS process reader (platform/proc_macos.c) for the target, not
+# this Linux machine's epoll; and the test programs (echo_tests,
+# loadgen_tests, fake_server, the class kit's symptoms), their harness on the
+# same reader, with echo_tests once more on the portable one (proc_portable.c,
+# ps(1)). Each output must be a 64-bit Mach-O file. FreeBSD's check is
+# freebsd-build.sh (zig 0.11 ships no FreeBSD libc headers; it uses clang and
+# a FreeBSD sysroot instead).
 #
 # zig is $ZIG, else `zig` on PATH, else the copy scripts/test.sh installs
 # with npm; without one this exits 77 (ctest: skipped) and says how to get it.
@@ -39,8 +40,8 @@ case $version in
 *) echo "note: zig $version, not 0.11: its macOS headers may differ from those checked with" ;;
 esac
 
-warn=$(sed -n 's/^WARN *= *//p' "$root/common/phase.mk")
-[ -n "$warn" ] || { echo "FAIL: no WARN = line in common/phase.mk"; exit 1; }
+flags=$(ladder_flags "$root" STD WARN WERROR RELEASE)
+[ -n "$flags" ] || { echo "FAIL: no flags read from common/flags.mk"; exit 1; }
 failures=0
 built=0
 mkdir -p "$out" || exit 1
@@ -56,8 +57,8 @@ build() {
     target=$1 name=$2
     shift 2
     mkdir -p "$out/$target"
-    # shellcheck disable=SC2086 # WARN is a list of flags
-    if "$zig" cc -target "$target" $warn -O2 -I "$root/common" -o "$out/$target/$name" "$@" \
+    # shellcheck disable=SC2086 # a list of flags
+    if "$zig" cc -target "$target" $flags -I "$root/common" -o "$out/$target/$name" "$@" \
         -lm >"$out/$target/$name.log" 2>&1 && macho "$out/$target/$name"; then
         built=$((built + 1))
     else
@@ -100,6 +101,6 @@ for target in aarch64-macos x86_64-macos; do
     build "$target" symptoms -I "$root/tests" "$root/tests/class/symptoms.c" "$h" "$p" \
         "$root/platform/proc_macos.c"
 done
-echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $warn" \
+echo "$built Mach-O executables built for aarch64-macos and x86_64-macos with $flags" \
     "($zig, $version)"
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures did not build for macOS"; exit 1; }
