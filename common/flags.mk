@@ -8,7 +8,7 @@ WERROR  = -Werror
 ASAN    = -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN    = -fsanitize=thread
 FRAMES  = -fno-omit-frame-pointer
-# make's ./server and release builds; CMake's build types add their own instead
-# (Debug -g, Release -O3 -DNDEBUG).
+# The debug and release optimisation: make's ./server and ./server-release, and
+# CMake's Debug and Release build types alike.
 DEV     = -g -O1
 RELEASE = -O2

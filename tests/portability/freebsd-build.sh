@@ -8,7 +8,7 @@
 # machine's clang and lld compile and link C for FreeBSD/amd64. The build is
 # the project's own, configured with tests/portability/freebsd.cmake as its
 # toolchain file, so the files compiled, the flags (-std=c11 -Wall -Wextra
-# -Werror, the include folders, Release's -O3), the loop and process reader
+# -Werror, the include folders, Release's -O2), the loop and process reader
 # clients/choose.sh picks for the target, what FreeBSD leaves out (07, 08,
 # 09, tests/fault.c) and the libraries each executable links with are all
 # what CMake decides for FreeBSD, listed nowhere else. Every executable is
