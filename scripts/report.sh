@@ -2,8 +2,10 @@
 # The reproduction's reporter: from RESULTS/raw (the JSON lines loadgen
 # printed, settings.env and problems.txt, all written by reproduce.sh) to
 # the CSV tables, verdicts.tsv, the plots and report.md in RESULTS. It
-# starts nothing and measures nothing, so it can be run again on old raw
-# results, and the test suite runs it on canned ones (tests/report/).
+# starts nothing and measures nothing, so it can be run again on the raw
+# results of a run (as this version of reproduce.sh writes them: a setting
+# an older settings.env lacks is empty), and the test suite runs it on
+# canned ones (tests/report/).
 #
 #   scripts/report.sh [RESULTS]     default: results
 #

@@ -211,13 +211,16 @@ first_line() { head -n 1 "$1" | tr -d '"\\'; }
 # processes this user runs), 03-threads a thread per client
 # (kern.num_taskthreads, kern.threads.max_threads_per_proc; on Linux
 # kernel.threads-max, kernel.pid_max and RLIMIT_NPROC less the tasks now).
+# Sets SIZED_N, and SIZED_TAG for the run's JSON line: "n":N, and where the
+# run shrank "asked":N too (the reporter reads it as the run for that N).
 # The log says when a run shrank.
 sized() {
-    local n
-    n=$(room_for "$1" "$2")
-    [ "$n" -ge 1 ] || n=1
-    [ "$n" -lt "$2" ] && log "$1: room for $n clients here, not $2: this run holds $n"
-    printf '%s' "$n"
+    SIZED_N=$(room_for "$1" "$2")
+    [ "$SIZED_N" -ge 1 ] || SIZED_N=1
+    SIZED_TAG="\"n\":$SIZED_N"
+    [ "$SIZED_N" -lt "$2" ] || return 0
+    log "$1: room for $SIZED_N clients here, not $2: this run holds $SIZED_N"
+    SIZED_TAG="$SIZED_TAG,\"asked\":$2"
 }
 
 # ---- tools and build -------------------------------------------------------
@@ -344,7 +347,7 @@ build_with_make() {
 check_beyond() {
     local rung
     BEYOND_STATUS=""
-    [ "$SMOKE" = 1 ] || [ "$QUICK" = 1 ] && return 0
+    [ "$BEYOND_SWEPT" = yes ] || return 0
     for rung in $BEYOND_RUNGS; do
         if [ ! -x "$BIN/$rung" ]; then
             BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }$rung: not built on this platform"
@@ -405,6 +408,7 @@ build_yardstick() {
         YARD_STATUS="libuv not found (install: $(install_hint libuv |
             sed 's/apt-get install libuv$/apt-get install libuv1-dev/'))"
         skipped_tool "libuv not found: the yardstick was not measured ($(install_hint libuv))"
+    # shellcheck disable=SC2046 # flags, one word each
     elif ! "$CC" $(ladder_flags "$ROOT" STD RELEASE WARN) $flags scripts/yardstick/uv_echo.c \
         -o "$TMP/bin/uv-echo" -luv >"$TMP/uv.log" 2>&1; then
         YARD_STATUS="uv_echo.c does not build: $(first_line "$TMP/uv.log")"
@@ -412,7 +416,7 @@ build_yardstick() {
         M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev ||
             pkg-config --modversion libuv) 2>/dev/null || echo "installed")
         CURVE_RUNGS="$CURVE_RUNGS uv-echo"
-        [ "$SMOKE" = 1 ] || SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
+        [ "$SCAN_YARDSTICK" = yes ] && SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
         C10K_EXTRA=uv-echo
     fi
     if [ -z "$YARD_STATUS" ]; then
@@ -474,10 +478,10 @@ measure_memory() {
     local rung n
     for rung in $MEM_RUNGS; do
         for n in $MEM_NS; do
-            n=$(sized "$rung" "$n")
-            log "memory: $rung, $n connections"
-            one_run "$RAW/memory.jsonl" "\"rung\":\"$rung\",\"n\":$n" 60 "$rung" "" \
-                hold -n "$n" --duration 1 --server-pid @PID
+            sized "$rung" "$n"
+            log "memory: $rung, $SIZED_N connections"
+            one_run "$RAW/memory.jsonl" "\"rung\":\"$rung\",$SIZED_TAG" 60 "$rung" "" \
+                hold -n "$SIZED_N" --duration 1 --server-pid @PID
         done
     done
 }
@@ -542,13 +546,13 @@ measure_c10k() {
         fi
         runs=1
         [ "$rung" = 07-epoll ] && runs=2
-        n=$(sized "$rung" "$C10K_N")
+        sized "$rung" "$C10K_N"
         for run in $(seq 1 "$runs"); do
-            log "c10k: $rung, $n connections for ${C10K_DURATION}s, closed loop (run $run)"
-            tags="\"rung\":\"$rung\",\"n\":$n,\"run\":$run"
+            log "c10k: $rung, $SIZED_N connections for ${C10K_DURATION}s, closed loop (run $run)"
+            tags="\"rung\":\"$rung\",$SIZED_TAG,\"run\":$run"
             LOADGEN_CPU=$C10K_CLIENT_CPU one_run "$RAW/c10k.jsonl" "$tags" \
                 $((${C10K_DURATION%.*} + 60)) "$rung" "$C10K_SERVER_CPU" \
-                c10k -n "$n" --duration "$C10K_DURATION" --server-pid @PID
+                c10k -n "$SIZED_N" --duration "$C10K_DURATION" --server-pid @PID
         done
     done
 }
@@ -674,9 +678,10 @@ curve() {
         skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
         return 0
     fi
-    cn=$(sized "$rung" "$cn")
-    tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
-    [ -n "$quota" ] && tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep"
+    sized "$rung" "$cn"
+    cn=$SIZED_N
+    tags="\"rung\":\"$rung\",$SIZED_TAG,\"run\":$rep"
+    [ -n "$quota" ] && tags="\"rung\":\"$rung\",\"quota_pct\":$quota,$SIZED_TAG,\"run\":$rep"
     rates=$CURVE_RATES
     # The light steps only where a verdict reads them (never under a quota).
     case " $CURVE_LIGHT_RUNGS " in *" $rung "*) [ -z "$quota" ] ;; *) false ;; esac ||
@@ -701,7 +706,7 @@ measure_cores() {
     local why="" s threads cpus rung extra tags n=${CURVE_NS##* }
     s=$((${#CPUS[@]} / 2))
     if [ -n "$CURVE_STATUS" ]; then why=$CURVE_STATUS
-    elif [ "$SMOKE" = 1 ] || [ "$QUICK" = 1 ]; then why="a --quick run does not sweep 09"
+    elif [ "$BEYOND_SWEPT" != yes ]; then why="a --quick run does not sweep 09"
     elif [ ! -x "$BIN/09-reuseport" ]; then why="09-reuseport is not built on this platform"
     elif [ -z "$C10K_SERVER_CPU" ]; then why="no CPU pinning here"
     elif [ "${#CPUS[@]}" -lt "$CORES_MIN_CPUS" ]; then
@@ -890,7 +895,8 @@ fi
 # change moves a figure (tests/docs/reference.sh holds the reference to
 # them). It is made from committed code only.
 REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond"
-REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh"
+REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh CMakeLists.txt"
+REFERENCE_PATHS="$REFERENCE_PATHS CMakePresets.json"
 if [ "$REFERENCE" = 1 ]; then
     # shellcheck disable=SC2086 # a list of paths
     if ! git -C "$ROOT" diff --quiet HEAD -- $REFERENCE_PATHS 2>/dev/null; then

@@ -125,6 +125,7 @@ measured_stop() {
 # The budget and its ledger are ladder.sh's (ports_init, port_budget); the
 # reproduction says when it waits, and adds up the waits in PORT_WAIT_S.
 
+# shellcheck disable=SC2034 # read by port_budget (ladder.sh)
 PORT_SAY=log
 
 # ports_for ARGS...: how many fresh ports a loadgen command line opens.

@@ -172,6 +172,7 @@ function add(kind,    spec, tags, i, n, g, key) {
     for (i = 1; i <= n; i++) g = g (i > 1 ? "," : "") J[tags[i]]
     if (!((kind, g) in runs)) order[kind, ++rows[kind]] = g
     runs[kind, g]++
+    if (J["asked"] != "") asked[kind, J["rung"], J["asked"]] = J["n"]
     if (J["cause"] == "platform") { plat[kind, g] = J["error"]; err[kind, g] = J["error"]; return }
     if (J["error"] != "" && !((kind, g) in err)) err[kind, g] = J["error"]
     for (key in J)
@@ -360,17 +361,11 @@ function kernel_slope(rung,    i, g, p, x, y, k, n, sx, sy, sxx, sxy) {
 }
 # per_conn(rung, n, key): "" unless both runs gave the value (get() says why).
 # ran_n(kind, rung, n): the connections the rung's run for n was made with:
-# n where a row of kind has it, else the largest n of its rows below it (a
-# run sized to the room this OS leaves: reproduce.sh's sized() says so in
-# its log), else n. Each row carries its own n, and is read as it ran.
-function ran_n(kind, rung, n,    i, part, best) {
-    for (i = 1; i <= rows[kind]; i++) {
-        split(order[kind, i], part, ",")
-        if (part[1] != rung) continue
-        if (part[2] == n) return n
-        if (part[2] + 0 < n + 0 && (best == "" || part[2] + 0 > best + 0)) best = part[2]
-    }
-    return best == "" ? n : best
+# fewer where it was sized to the room this OS leaves (its line says
+# "asked":n beside its own "n", and reproduce.sh's log says so), else n.
+# Each row carries its own n, and is read as it ran.
+function ran_n(kind, rung, n) {
+    return ((kind, rung, n) in asked) ? asked[kind, rung, n] : n
 }
 
 function per_conn(rung, n, key,    a, b) {

@@ -14,10 +14,8 @@
 # io_uring refused): the report says "not measured" and the reason.
 # Written in the bash 3.2 subset, as bench.sh is.
 
-SYSCALL_RUNGS="05-poll 07-epoll 08-io_uring 09-reuseport"
-SYSCALL_N=1000       # connections, opened once
-SYSCALL_RATE=5000    # messages per second in all, open loop
-SYSCALL_DURATION=4   # seconds: SYSCALL_RATE x SYSCALL_DURATION messages
+# SYSCALL_RUNGS, SYSCALL_N, SYSCALL_RATE and SYSCALL_DURATION are the claims'
+# table's (scripts/lib/claims.txt).
 SYSCALL_ATTACH_S=5   # how long strace may take to attach to every thread
 
 # syscalls_stub RUNG WHY: the line of a server that was not traced.
@@ -126,8 +124,6 @@ syscalls_one() {
 # platform without it, makes each line "not measured" with the reason.
 syscalls_measure() {
     local rung why=""
-    [ "${SMOKE:-0}" = 1 ] && SYSCALL_N=100 SYSCALL_RATE=1000 SYSCALL_DURATION=0.5
-    [ "${QUICK:-0}" = 1 ] && SYSCALL_DURATION=2
     if [ "$PLATFORM" != Linux ]; then
         why="strace is Linux's (no tracer is used on $PLATFORM)"
     elif ! command -v strace >/dev/null 2>&1; then

@@ -22,7 +22,7 @@ yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
 c10k-wall-light-contended c10k-wall-light-all-contended c10k-shrunk c10k-claim-shrunk
-curve-contended curve-both-saturated knees knees-steady knees-top headroom headroom-nonlinear
+memory-missing curve-contended curve-both-saturated knees knees-steady knees-top headroom headroom-nonlinear
 headroom-rising headroom-spread"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
@@ -122,11 +122,16 @@ c10k-contrast) # only a rung outside the claim goes wrong
     edit c10k.jsonl '/"rung":"02-fork"/ { print "{\"rung\":\"02-fork\",\"n\":10000,\"run\":1," \
         "\"cause\":\"tool\",\"error\":\"no result (loadgen exit 124)\"}"; next } 1' ;;
 c10k-shrunk) # 02-fork's C10K run and 03-threads' largest memory run sized to the room here
-    edit c10k.jsonl '/"rung":"02-fork"/ { gsub(/10000/, "2000") } 1'
+    edit c10k.jsonl '/"rung":"02-fork"/ { gsub(/10000/, "2000"); sub(/,/, ",\"asked\":10000,") } 1'
     edit memory.jsonl '/"rung":"03-threads","n":10000/ { gsub(/10000/, "3000")
+        sub(/,/, ",\"asked\":10000,")
         sub(/"server_pss_kb":121588/, "\"server_pss_kb\":37588") } 1' ;;
 c10k-claim-shrunk) # a rung of the claim held fewer than C10K_N: not the claim
-    edit c10k.jsonl '/"rung":"06-kqueue"/ { gsub(/10000/, "2000") } 1' ;;
+    edit c10k.jsonl '/"rung":"06-kqueue"/ { gsub(/10000/, "2000"); sub(/,/, ",\"asked\":10000,") }
+        1' ;;
+memory-missing) # the largest memory run of 03-threads is not there: no smaller one stands in
+    edit memory.jsonl '!/"rung":"03-threads","n":10000/'
+    WANT_RC=1 ;;
 c10k-timeout) # loadgen's deadline: a partial result with error set
     edit c10k.jsonl '/"rung":"06-kqueue"/ { sub(/"unanswered":0/, "\"unanswered\":12")
         sub(/"error":null/, "\"error\":\"timeout\"") } 1'
@@ -567,6 +572,9 @@ c10k-shrunk)
 c10k-claim-shrunk)
     expect c10k "NOT reproduced" "06-kqueue 2000/2000 (the room here) served"
     all_reproduced_but c10k ;;
+memory-missing)
+    expect memory "not measured" "03-threads,10000: not run"
+    all_reproduced_but memory ;;
 c10k-timeout)
     misbehaved c10k "06-kqueue run 1: faults in 1 of 1 runs, first run 1: 12 unanswered"
     all_reproduced_but c10k ;;

@@ -21,12 +21,24 @@ for kinds in "" quick full smoke offlinux "quick offlinux" "smoke offlinux" "ful
     settings=$(claims_settings "$TABLE" $kinds) ||
         { fail "kinds '$kinds': claims_settings failed"; continue; }
     for n in $names; do
-        value=$( (eval "$settings" && eval "printf '%s' \"\${$n:-}\"") 2>&1)
+        # set -u: a value naming a setting that does not exist stops here, as
+        # it would stop reproduce.sh.
+        if ! value=$( (set -u; eval "$settings" && eval "printf '%s' \"\${$n:-}\"") \
+            2>"$work/err"); then
+            fail "kinds '$kinds': the settings do not evaluate: $(cat "$work/err")"
+            break
+        fi
         [ -n "$value" ] || [ "$n" = SCAN_CONTRAST ] || fail "kinds '$kinds': $n is empty"
         case $value in *'$'*) fail "kinds '$kinds': $n kept a \$: $value" ;; esac
     done
 done
 # Spot checks of what the kinds make of the rung lists.
+for kinds in offlinux "full offlinux"; do
+    # shellcheck disable=SC2086 # a list of kinds
+    got=$(eval "$(claims_settings "$TABLE" $kinds)"
+        echo "$MEM_RUNGS $CURVE_RUNGS $C10K_RUNGS $C10K_CLAIM $CURVE_LIGHT_RUNGS")
+    case " $got " in *" 07-epoll "*) fail "kinds '$kinds': 07-epoll is in a rung list: $got" ;; esac
+done
 got=$(eval "$(claims_settings "$TABLE" quick offlinux)"; echo "$MEM_NS|$CURVE_RUNGS|$C10K_RUNGS")
 [ "$got" = "1 100 1000|05-poll 06-kqueue|05-poll 06-kqueue" ] ||
     fail "quick off Linux: MEM_NS|CURVE_RUNGS|C10K_RUNGS are '$got'"
