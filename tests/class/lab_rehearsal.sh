@@ -61,15 +61,11 @@ bug_texts() {
 }
 
 # shows WHAT FILE PATCH NAME: fail if FILE holds a diff line of PATCH, the
-# text of one, or NAME. PATCH's lines are read out once per check_lab, for
-# its ten looks (plant's output and nine commands'), not once per look.
+# text of one, or NAME.
 shows() {
     what=$1 file=$2 patch=$3 name=$4 bad=""
-    if [ "$patch" != "${read_patch:-}" ]; then
-        bug_lines "$patch" >"$tmp/lines"
-        bug_texts "$patch" >"$tmp/texts"
-        read_patch=$patch
-    fi
+    bug_lines "$patch" >"$tmp/lines"
+    bug_texts "$patch" >"$tmp/texts"
     if grep -qxF -f "$tmp/lines" "$file"; then
         bad="a diff line: $(grep -xF -f "$tmp/lines" "$file" | head -1)"
     elif [ -s "$tmp/texts" ] && grep -qF -f "$tmp/texts" "$file"; then
@@ -97,7 +93,6 @@ check_lab() {
     patch=$tmp/$code.patch
     [ -s "$patch" ] || lab_patch "docs/workshop/bugs/$code.edits" . >"$patch" ||
         fail "$code: its edits find no place"
-    read_patch=""
     applied=no
     git apply --check "$patch" 2>/dev/null && applied=yes
     echo "/* the student's note */" >>"$EDIT"
