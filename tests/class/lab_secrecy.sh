@@ -220,12 +220,22 @@ looks() {
 student() {
     found=0
     looks "$1" "$2"
+    # The looks that can give a lab away at all, found with one grep over
+    # them all for each kind of answer; reveals judges only those, line by
+    # line (the others it would clear, each after five greps). Lab by lab:
+    # the lines the lab replaced and its hunk headers.
+    { grep -a -l '^<!-- facilitator -->' "$tmp"/look/*.out
+        grep -a -l -iw -f "$tmp/names" "$tmp"/look/*.out; } >"$tmp/suspects.any" 2>/dev/null
     for c in ${2:-$codes}; do
         gone "$1" "$c"
+        cat "$tmp/gone" "$tmp/secret/$c.hunks" "$tmp/all.rot" >"$tmp/fixed"
+        { cat "$tmp/suspects.any"
+            grep -a -l -F -f "$tmp/fixed" "$tmp"/look/*.out; } >"$tmp/suspects" 2>/dev/null
         for w in "$tmp"/look/*.what; do
             [ -f "$w" ] || continue
             n=${w%.what}
-            case $(cat "$w") in
+            IFS= read -r what <"$w"
+            case $what in
             "ls -"*)
                 planted=$(head -1 "$n.out")
                 if grep -qxF -- "$planted" "$tmp/secret/$c.files" 2>/dev/null && [ -n "$2" ]; then
@@ -236,11 +246,12 @@ student() {
             "git fsck"*)
                 why=$(grep -E 'unreachable|dangling' "$n.out" | head -1 |
                     sed 's/^/an object no commit holds: /') ;;
-            *) why=$(reveals "$n.out" "$c") ;;
+            *) why=""
+                if grep -qxF -- "$n.out" "$tmp/suspects"; then why=$(reveals "$n.out" "$c"); fi ;;
             esac
             [ -z "$why" ] && continue
             found=$((found + 1))
-            fail "${2:-class kit}: $(cat "$w") shows $why"
+            fail "${2:-class kit}: $what shows $why"
         done
     done
     return $found
