@@ -129,8 +129,11 @@ any_lab() {
 # on a line where its name shows as a word, in any case (grep -w, grep -iw),
 # with the first such line. grep keeps the lines that hold a name at all;
 # awk pairs them with the codes, in one pass for every lab.
+# (The codes go to awk on one line: BWK awk takes no newline in a -v value.)
 named() {
-    command grep -a -iw -f "$tmp/names" "$1" | awk -v codes="$codes" -v dir="$tmp/secret" '
+    # shellcheck disable=SC2086 # the codes, as words
+    command grep -a -iw -f "$tmp/names" "$1" |
+        awk -v codes="$(printf '%s ' $codes)" -v dir="$tmp/secret" '
         # word(S, W): W occurs in S with no letter, digit or _ on either side.
         function word(s, w,    at, i, before, after) {
             at = 0
