@@ -103,28 +103,68 @@ reveals() {
         echo "a line the bug replaced: $(grep -F -f "$tmp/gone" "$f" | head -1)"
     elif grep -qF -f "$s.hunks" "$f"; then
         echo "the bug's hunk header: $(grep -F -f "$s.hunks" "$f" | head -1)"
-    elif grep -qF -f "$tmp/all.rot" "$f"; then
-        echo "a patch line, rot13-encoded: $(grep -F -f "$tmp/all.rot" "$f" | head -1)"
-    elif grep -q '^<!-- facilitator -->' "$f"; then
-        echo "a facilitator block"
     else
-        # Which lab's name shows beside its code depends on FILE alone: it is
-        # worked out once per look (FILE.names), not once per lab the look is
-        # judged for.
-        [ -f "$f.names" ] || named "$f" >"$f.names"
-        cat "$f.names"
+        # The rest depends on FILE alone, not on the lab: it is worked out
+        # once per look (FILE.any), not once for each lab the look is judged
+        # for (the class kit's looks are judged for every lab).
+        [ -f "$f.any" ] || any_lab "$f" >"$f.any"
+        cat "$f.any"
     fi
 }
 
-# named FILE: the first lab whose code shows beside its name in FILE. No
-# name in it at all (one grep for every name), no lab.
+# any_lab FILE: why FILE gives some lab away, whichever lab it is judged
+# for: a rot13-encoded patch line, a facilitator block, a lab's code beside
+# its name; or nothing.
+any_lab() {
+    if grep -qF -f "$tmp/all.rot" "$1"; then
+        echo "a patch line, rot13-encoded: $(grep -F -f "$tmp/all.rot" "$1" | head -1)"
+    elif grep -q '^<!-- facilitator -->' "$1"; then
+        echo "a facilitator block"
+    else
+        named "$1"
+    fi
+}
+
+# named FILE: the first lab (in labs.txt's order) whose code shows as a word
+# on a line where its name shows as a word, in any case (grep -w, grep -iw),
+# with the first such line. grep keeps the lines that hold a name at all;
+# awk pairs them with the codes, in one pass for every lab.
+# (The codes go to awk on one line: BWK awk takes no newline in a -v value.)
 named() {
-    command grep -a -qiw -f "$tmp/names" "$1" || return 0
-    for c in $codes; do
-        n=$(cat "$tmp/secret/$c.name")
-        hit=$(command grep -a -iw -- "$n" "$1" | command grep -a -w -- "$c" | head -1)
-        [ -z "$hit" ] || { echo "lab $c beside its name '$n': $hit"; return; }
-    done
+    # shellcheck disable=SC2086 # the codes, as words
+    command grep -a -iw -f "$tmp/names" "$1" |
+        awk -v codes="$(printf '%s ' $codes)" -v dir="$tmp/secret" '
+        # word(S, W): W occurs in S with no letter, digit or _ on either side.
+        function word(s, w,    at, i, before, after) {
+            at = 0
+            while ((i = index(substr(s, at + 1), w)) > 0) {
+                at += i
+                before = at > 1 ? substr(s, at - 1, 1) : ""
+                after = substr(s, at + length(w), 1)
+                if (before !~ /[A-Za-z0-9_]/ && after !~ /[A-Za-z0-9_]/) return 1
+            }
+            return 0
+        }
+        BEGIN {
+            n = split(codes, code, " ")
+            for (i = 1; i <= n; i++) {
+                f = dir "/" code[i] ".name"
+                getline name[i] < f
+                low[i] = tolower(name[i])
+            }
+        }
+        {
+            line = tolower($0)
+            for (i = 1; i <= n; i++)
+                if (!(i in hit) && word(line, low[i]) && word($0, code[i])) hit[i] = $0
+        }
+        END {
+            for (i = 1; i <= n; i++)
+                if (i in hit) {
+                    printf "lab %s beside its name \047%s\047: %s\n", code[i], name[i], hit[i]
+                    exit
+                }
+        }'
 }
 
 # ---- the student's looks -------------------------------------------------------------
@@ -183,12 +223,22 @@ looks() {
 student() {
     found=0
     looks "$1" "$2"
+    # The looks that can give a lab away at all, found with one grep over
+    # them all for each kind of answer; reveals judges only those, line by
+    # line (the others it would clear, each after five greps). Lab by lab:
+    # the lines the lab replaced and its hunk headers.
+    { grep -a -l '^<!-- facilitator -->' "$tmp"/look/*.out
+        grep -a -l -iw -f "$tmp/names" "$tmp"/look/*.out; } >"$tmp/suspects.any" 2>/dev/null
     for c in ${2:-$codes}; do
         gone "$1" "$c"
+        cat "$tmp/gone" "$tmp/secret/$c.hunks" "$tmp/all.rot" >"$tmp/fixed"
+        { cat "$tmp/suspects.any"
+            grep -a -l -F -f "$tmp/fixed" "$tmp"/look/*.out; } >"$tmp/suspects" 2>/dev/null
         for w in "$tmp"/look/*.what; do
             [ -f "$w" ] || continue
             n=${w%.what}
-            case $(cat "$w") in
+            IFS= read -r what <"$w"
+            case $what in
             "ls -"*)
                 planted=$(head -1 "$n.out")
                 if grep -qxF -- "$planted" "$tmp/secret/$c.files" 2>/dev/null && [ -n "$2" ]; then
@@ -199,11 +249,12 @@ student() {
             "git fsck"*)
                 why=$(grep -E 'unreachable|dangling' "$n.out" | head -1 |
                     sed 's/^/an object no commit holds: /') ;;
-            *) why=$(reveals "$n.out" "$c") ;;
+            *) why=""
+                if grep -qxF -- "$n.out" "$tmp/suspects"; then why=$(reveals "$n.out" "$c"); fi ;;
             esac
             [ -z "$why" ] && continue
             found=$((found + 1))
-            fail "${2:-class kit}: $(cat "$w") shows $why"
+            fail "${2:-class kit}: $what shows $why"
         done
     done
     return $found
