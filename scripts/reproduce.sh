@@ -565,8 +565,8 @@ measure_curves() {
     if [ -n "$CURVE_STATUS" ]; then log "curves: not measured: $CURVE_STATUS"; return 0; fi
     headroom=$(headroom_list)
     HEADROOM_STATUS=""
-    [ -n "$QUOTA_CGROUP" ] || HEADROOM_STATUS="no cpu cgroup here to hold a server to a quota" \
-        "(Linux, as root)"
+    [ -n "$QUOTA_CGROUP" ] ||
+        HEADROOM_STATUS="no cpu cgroup here to hold a server to a quota (Linux, as root)"
     for rep in $(seq 1 "$CURVE_REPS"); do
         for n in $CURVE_NS; do
             # shellcheck disable=SC2086 # lists of words
