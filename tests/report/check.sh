@@ -22,8 +22,8 @@ yardstick-slower no-rate macos no-server-figures syscalls-no-strace syscalls-no-
 syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-spare-cpus
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
 c10k-wall-light-contended c10k-wall-light-all-contended c10k-shrunk c10k-claim-shrunk
-memory-missing curve-contended curve-both-saturated knees knees-steady knees-top headroom headroom-nonlinear
-headroom-rising headroom-spread"
+memory-missing curve-contended curve-both-saturated knees knees-steady knees-top headroom
+headroom-nonlinear headroom-rising headroom-spread"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
