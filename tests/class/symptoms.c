@@ -370,8 +370,17 @@ static void check_shared_buffer(server_t *s)
 {
     expect(one_echo(s, 1, 1 * MIB), "one client at a time gets its 1 MiB back");
     size_t counts[6] = {0};
-    many_at_once(s, 50, 1 * MIB, ECHO_KEEP_OPEN, 10.0, counts);
-    expect(counts[ECHO_CORRUPT] > 0, "of 50 at once, %zu got bytes that were not theirs", counts[ECHO_CORRUPT]);
+    /* A race: on a busy machine one round of 50 can pass without two threads
+     * writing the buffer at once (seen once in the suite), so up to three
+     * rounds, as a student tries again. A correct server never mixes bytes. */
+    int rounds = 0;
+    while (rounds < 3 && counts[ECHO_CORRUPT] == 0) {
+        many_at_once(s, 50, 1 * MIB, ECHO_KEEP_OPEN, 10.0, counts);
+        rounds++;
+    }
+    expect(counts[ECHO_CORRUPT] > 0,
+           "of %d round(s) of 50 at once, %zu clients got bytes that were not theirs", rounds,
+           counts[ECHO_CORRUPT]);
 }
 
 /* "a second copy of the server starts on a port already in use, and clients
