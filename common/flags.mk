@@ -8,7 +8,7 @@ WERROR  = -Werror
 ASAN    = -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN    = -fsanitize=thread
 FRAMES  = -fno-omit-frame-pointer
-# The debug and release optimisation: make's ./server and ./server-release, and
-# CMake's Debug and Release build types alike.
+# The debug and release optimisation: make's ./server and ./server-release; CMake's
+# Release build type takes RELEASE too (its Debug keeps -g: see CMakeLists.txt).
 DEV     = -g -O1
 RELEASE = -O2
