@@ -2058,7 +2058,7 @@ out:
  * loop that waited for its own clients or its timer would take about
  * ACCEPT_RETRY_MS (100).
  */
-#define RESUME_CLIENTS 12
+#define RESUME_CLIENTS 48 /* at most: connecting stops once both loops have one */
 #define RESUME_LIMIT 64
 #define RESUME_WITHIN_MS 50
 #define SERVER_RETRY_MS 100 /* common/net.h's ACCEPT_RETRY_MS */
@@ -2114,15 +2114,20 @@ static int thread_that_woke(pid_t pid, const tasks_t *before, double timeout_s)
     return -1;
 }
 
-/* Connect clients one by one and note which loop's thread serves each: the
- * one that wakes for its second echo (a listener in every loop's set, as in
- * the workshop's shared-listener solution, would wake them all for the
- * connect). */
+/* Connect clients one by one, until both loops serve some, and note which
+ * loop's thread serves each: the one that wakes for its second echo (a
+ * listener in every loop's set, as in the workshop's shared-listener
+ * solution, would wake them all for the connect). Which loop takes a client
+ * is the kernel's choice: SO_REUSEPORT's hash of each connection spreads
+ * them (a dozen in a row in one loop is a chance in 2 000), but with one
+ * listener shared, its waiters race for each client and one loop can win
+ * every race in a run (the workshop's shared-listener solution leaves this
+ * test out for that reason). */
 static bool clients_in_both_loops(const server_t *s, int *fds, int *owner)
 {
     int first = -1;
     bool both = false;
-    for (int i = 0; i < RESUME_CLIENTS; i++) {
+    for (int i = 0; i < RESUME_CLIENTS && !both; i++) {
         tasks_t before;
         fds[i] = client_connect(s->port, 0);
         if (fds[i] < 0 || !echo_once(fds[i], 1200 + (uint64_t)i, 64, ECHO_KEEP_OPEN, 5.0))
@@ -2137,7 +2142,7 @@ static bool clients_in_both_loops(const server_t *s, int *fds, int *owner)
         first = first < 0 ? owner[i] : first;
         both = both || owner[i] != first;
     }
-    return expect(both, "%d clients, one at a time: both loops took some", RESUME_CLIENTS);
+    return expect(both, "up to %d clients, one at a time: both loops took some", RESUME_CLIENTS);
 }
 
 static void test_loops_resume(const rung_t *r)
@@ -2145,7 +2150,7 @@ static void test_loops_resume(const rung_t *r)
     static const char *const args[] = {"-t", "2", NULL};
     int fds[RESUME_CLIENTS], owner[RESUME_CLIENTS], newcomer = -1;
     for (int i = 0; i < RESUME_CLIENTS; i++)
-        fds[i] = -1;
+        fds[i] = owner[i] = -1;
     server_t s;
     skip_test_unless(PROC_SET_FD_LIMIT, "lowering the running server's fd limit");
     if (!server_start(&s, r->binary, &(launch_t){.extra_args = args, .nofile = RESUME_LIMIT}))
@@ -2162,7 +2167,7 @@ static void test_loops_resume(const rung_t *r)
     newcomer = client_connect(s.port, 0);
     int paused = thread_that_woke(s.pid, &before, 2.0); /* -2: all woke, all paused */
     int leaver = 0;
-    while (leaver < RESUME_CLIENTS && owner[leaver] == paused)
+    while (leaver < RESUME_CLIENTS && (fds[leaver] < 0 || owner[leaver] == paused))
         leaver++;
     if (!expect(newcomer >= 0 && paused != -1 && leaver < RESUME_CLIENTS,
                 "a newcomer at the limit: its loop woke for it and paused (thread %d)", paused))
