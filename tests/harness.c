@@ -903,11 +903,19 @@ static void list_group(pid_t pgrp, char *out, size_t size)
 
 int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s)
 {
-    double deadline = now_s() + timeout_s;
+    return settle_or_still(probe, pid, target, timeout_s, timeout_s);
+}
+
+int settle_or_still(int (*probe)(pid_t), pid_t pid, int target, double timeout_s,
+                    double still_s)
+{
+    double deadline = now_s() + timeout_s, moved = now_s();
     int value = probe(pid);
-    while (value != target && value != -1 && now_s() < deadline) { /* -1: gone, or unseen */
-        sleep_s(0.02);
-        value = probe(pid);
+    while (value != target && value != -1 && now_s() < deadline && now_s() - moved < still_s) {
+        sleep_s(0.02); /* -1: gone, or unseen */
+        int next = probe(pid);
+        moved = next != value ? now_s() : moved;
+        value = next;
     }
     return value;
 }

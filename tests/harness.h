@@ -211,6 +211,11 @@ long seen_max_rss_kib_with_children(pid_t pid);
  * server needs a moment to notice closed connections.
  */
 int settle(int (*probe)(pid_t), pid_t pid, int target, double timeout_s);
+/* The same, but a value that has not changed for still_s is the last: for
+ * what a server releases one at a time, where a leak stays put and a
+ * release moves the count at once (zombies reaped, descriptors closed). */
+int settle_or_still(int (*probe)(pid_t), pid_t pid, int target, double timeout_s,
+                    double still_s);
 
 /*
  * Share of one CPU the process used over the next `seconds` (0.0 .. n), -1
