@@ -831,12 +831,14 @@ function shim_label() { return " [through the shim: epoll's figure]" }
 # where it is native) holds at least the capacity of each rung below it at
 # the same connections (02, 03, 05); a rung above it is NOT reproduced.
 function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, topc, topl, c, \
-    order_text) {
+    order_text, topw) {
     start()
     if (curve_status != "") { skip(curve_status); verdict("walls", 0, ""); return }
     if (!("curves" in seen)) why("no curves results (raw/curves.jsonl missing or empty)")
     top = skipped("07-epoll") ? "06-kqueue" : "07-epoll"
     capacity(top, curve_n); topc = CAP; topl = CAP_AT_LEAST
+    topw = CAP_WHY ~ /client/ ? "client-bound" : CAP_WHY ~ /contended/ ? "contended" : \
+        "the top of its sweep"
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
@@ -852,11 +854,15 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
             t = t ": not measured: " (CAP_WHY ~ /client/ ? "client-bound" : \
                 CAP_WHY ~ /contended/ ? "contended" : "the sweep ended") " before the wall"
         }
-        if (R[i] ~ /^0[235]-/ && CAP_FAIL != "" && topc != "" && c != "" && c + 0 > topc + 0 &&
-            !topl) {
-            bad = 1
-            order_text = order_text sprintf("; %s holds more than %s (%s against %s msgs/s)",
-                R[i], top, c, topc)
+        if (R[i] ~ /^0[235]-/ && CAP_FAIL != "" && topc != "" && c != "" && c + 0 > topc + 0) {
+            if (!topl) {
+                bad = 1
+                order_text = order_text sprintf("; %s holds more than %s (%s against %s msgs/s)",
+                    R[i], top, c, topc)
+            } else {
+                order_text = order_text walls_order(top, topc, topw, R[i], c)
+                bad = bad || ORDER_BAD
+            }
         }
         text = text sprintf("; %s at %s: %s", R[i], cn, t)
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
@@ -882,7 +888,31 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         CURVE_KEPT, OBJ_PCT, OBJ_US, SAT_PCT, contended_bound("contended_bound_pct"),
         contended_bound("slowed_bound_pct"), top,
         unmeasured == "" ? "" : "; not measured:" substr(unmeasured, 2), substr(text, 2),
-        order_text == "" ? "" : " | out of order:" substr(order_text, 2)))
+        order_text == "" ? "" : (bad ? " | out of order:" : " | the order:") substr(order_text, 2)))
+}
+
+# The top loop stopped short of its knee on its full core (the client, say:
+# topw) below a lower rung's capacity c: the order is read at its figure
+# held by a quota and scaled (the headroom sweep, where the client has
+# room). Not there, or a lower bound below c: not measured. Below c:
+# ORDER_BAD, as on a full core.
+function walls_order(top, topc, topw, rung, c,    e, t) {
+    e = HR_EST_OF[top]; ORDER_BAD = 0
+    t = sprintf("; against %s at %s msgs/s: %s at least %s on its full core (%s)",
+        rung, c, top, topc, topw)
+    if (e == "" || (HR_LB_OF[top] && e + 0 < c + 0)) {
+        skip(sprintf("the walls' order: %s at least %s msgs/s (%s), below %s at %s, and " \
+            "no figure held by a quota%s", top, topc, topw, rung, c, e == "" ? "" : " above it"))
+        return t ": not decided"
+    }
+    if (e + 0 < c + 0) {
+        ORDER_BAD = 1
+        return sprintf("; %s holds more than %s (%s against about %s msgs/s at a full core, " \
+            "scaled from its quotas)", rung, top, c, e)
+    }
+    return t sprintf(", and held by a quota and scaled %s %s msgs/s at a full core (range " \
+        "%s-%s): it holds at least as much", HR_LB_OF[top] ? "at least" : "about", e,
+        HR_LO_OF[top], HR_HI_OF[top])
 }
 
 # A bound loadgen judged contention by ("contended_bound_pct" or "slowed_bound_pct").
@@ -1297,29 +1327,38 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
         fixed(2 ^ 0.25, 2), HR_EST, HR_LO, HR_HI, np)
 }
 
-# The headroom finding: every headroom rung's knees under a quota, and
-# 08-io_uring against 07-epoll at the knee where both have a figure.
-function finding_headroom(    n, R, i, text, t, e7, l7, h7, b7, e8, l8, h8, b8, what) {
+# Every headroom rung's knees under a quota, before the verdicts (the walls'
+# order reads them): headroom_capacity.csv, HR_TEXT, and per rung HR_EST_OF,
+# HR_LO_OF, HR_HI_OF, HR_LB_OF (headroom()'s figures); HR_STATUS, why none.
+function headroom_figures(    n, R, i, t) {
     HR_FILE = out "/headroom_capacity.csv"
     print "rung,quota_pct,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,at_least," \
         "why,per_core_msgs_per_s,per_core_min,per_core_max" > HR_FILE
-    if (curve_status != "") { finding("headroom", "not measured: " curve_status); return }
-    if (ENVIRON["HEADROOM_STATUS"] != "") {
-        finding("headroom", "not measured: " ENVIRON["HEADROOM_STATUS"]); return
-    }
-    if (!("headroom" in seen)) {
-        finding("headroom", "not measured: no raw/headroom.jsonl"); return
-    }
+    HR_TEXT = HR_STATUS = ""
+    if (curve_status != "") { HR_STATUS = curve_status; return }
+    if (ENVIRON["HEADROOM_STATUS"] != "") { HR_STATUS = ENVIRON["HEADROOM_STATUS"]; return }
+    if (!("headroom" in seen)) { HR_STATUS = "no raw/headroom.jsonl"; return }
     n = split(ENVIRON["HEADROOM_RUNGS"], R, " ")
     for (i = 1; i <= n; i++) {
         t = headroom(R[i])
         if (t == "") continue
-        text = text " | " t
-        if (R[i] == "07-epoll") { e7 = HR_EST; l7 = HR_LO; h7 = HR_HI; b7 = HR_AT_LEAST }
-        if (R[i] == "08-io_uring") { e8 = HR_EST; l8 = HR_LO; h8 = HR_HI; b8 = HR_AT_LEAST }
+        HR_TEXT = HR_TEXT " | " t
+        HR_EST_OF[R[i]] = HR_EST; HR_LO_OF[R[i]] = HR_LO; HR_HI_OF[R[i]] = HR_HI
+        HR_LB_OF[R[i]] = HR_AT_LEAST
     }
     close(HR_FILE)
-    if (text == "") { finding("headroom", "not measured: no headroom sweep has a result"); return }
+    if (HR_TEXT == "") HR_STATUS = "no headroom sweep has a result"
+}
+
+# The headroom finding: every headroom rung's knees under a quota, and
+# 08-io_uring against 07-epoll at the knee where both have a figure.
+function finding_headroom(    text, e7, l7, h7, b7, e8, l8, h8, b8, what) {
+    if (HR_STATUS != "") { finding("headroom", "not measured: " HR_STATUS); return }
+    text = HR_TEXT
+    e7 = HR_EST_OF["07-epoll"]; l7 = HR_LO_OF["07-epoll"]; h7 = HR_HI_OF["07-epoll"]
+    b7 = HR_LB_OF["07-epoll"]
+    e8 = HR_EST_OF["08-io_uring"]; l8 = HR_LO_OF["08-io_uring"]; h8 = HR_HI_OF["08-io_uring"]
+    b8 = HR_LB_OF["08-io_uring"]
     # A lower bound reaches from its figure up: it is told apart from a
     # figure with a range only when it lies above that range.
     if (b7) { l7 = e7; h7 = "" }
@@ -1345,6 +1384,7 @@ END {
     if (NO_TABLE) exit 2
     if (ENVIRON["REPORT_MODE"] == "brackets") { write_brackets(0); exit }
     if (ENVIRON["REPORT_MODE"] == "unsteady") { write_brackets(1); exit }
+    headroom_figures()
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
     verdict_stall()

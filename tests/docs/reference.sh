@@ -5,8 +5,12 @@
 # file of those paths differs at HEAD from what was measured, naming it
 # (documents and the walls' expect lines excepted: they quote it): the
 # change that moves the figures remakes the reference (on a quiet host)
-# and every figure the documents quote (docs:figures). Registered in ctest
-# as docs:reference-current; skipped (77) outside a git checkout.
+# and every figure the documents quote (docs:figures). The reporter
+# (scripts/report.sh, scripts/lib/report.awk) measures nothing: what it
+# makes of the reference's raw results must be the committed report,
+# verdicts and tables, and a change to it re-reports the reference (the
+# command is printed) instead of measuring again. Registered in ctest as
+# docs:reference-current; skipped (77) outside a git checkout.
 #
 #   tests/docs/reference.sh [ROOT]
 ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,7 +42,7 @@ while read -r path tree; do
     n=$((n + 1))
     if [ "$have_commit" = 1 ]; then
         moved=$(git -C "$ROOT" diff --name-only "$measured" HEAD -- "$path" |
-            grep -v -e '\.md$' -e '/wall\.sh$' | head -n 1)
+            grep -v -e '\.md$' -e '/wall\.sh$' -e '^scripts/lib/report\.awk$' | head -n 1)
         [ -z "$moved" ] || stale="$stale $moved"
     else
         now=$(git -C "$ROOT" rev-parse "HEAD:$path" 2>/dev/null)
@@ -52,4 +56,22 @@ if [ -n "$stale" ]; then
         "(then the documents' figures)"
     exit 1
 fi
-echo "docs:reference-current: ok ($n paths as measured at $measured)"
+work=$(mktemp -d "${TMPDIR:-/tmp}/reference.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+cp -R "$ROOT/docs/reference/raw" "$work/raw" || exit 1
+NO_PLOTS=1 bash "$ROOT/scripts/report.sh" "$work" >"$work/report.out" 2>&1
+differ=""
+for f in "$ROOT"/docs/reference/*.csv "$ROOT/docs/reference/verdicts.tsv" \
+    "$ROOT/docs/reference/report.md"; do
+    cmp -s "$f" "$work/${f##*/}" || differ="$differ ${f##*/}"
+done
+if [ -n "$differ" ]; then
+    echo "FAIL: the reporter makes another report of the reference's raw results:$differ"
+    for f in $differ; do diff "$ROOT/docs/reference/$f" "$work/$f" | head -n 4 | cut -c1-160; done
+    echo "      re-report it: r=\$(mktemp -d) && cp -R docs/reference/raw \$r/ &&"
+    echo "      NO_PLOTS=1 scripts/report.sh \$r; cp \$r/report.md \$r/verdicts.tsv \$r/*.csv" \
+        "docs/reference/"
+    exit 1
+fi
+echo "docs:reference-current: ok ($n paths as measured at $measured; its report is the" \
+    "reporter's)"

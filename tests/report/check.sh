@@ -23,7 +23,7 @@ syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-sp
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
 c10k-wall-light-contended c10k-wall-light-all-contended c10k-shrunk c10k-claim-shrunk
 memory-missing curve-contended curve-both-saturated knees knees-steady knees-top headroom
-headroom-nonlinear headroom-rising headroom-spread"
+headroom-nonlinear headroom-rising headroom-spread walls-order-quota walls-order-quota-below"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -399,7 +399,8 @@ knees | knees-steady | knees-top)
                 "\"rate_achieved\":" rate[i] * (ok[(run - 1) * 4 + i] ? 1 : 0.6), line)
             print line
         } }' "$RAW/curves.jsonl" >"$RAW/knees.jsonl" ;;
-headroom | headroom-nonlinear | headroom-rising | headroom-spread)
+headroom | headroom-nonlinear | headroom-rising | headroom-spread | walls-order-quota | \
+    walls-order-quota-below)
     # 07-epoll and 08-io_uring swept again at 50% and 25% of a core: each
     # sweep's knee bracketed at the doubling (the step above fails: 60% of
     # it achieved), then bisected in three rounds. headroom: 07's knees,
@@ -410,14 +411,27 @@ headroom | headroom-nonlinear | headroom-rising | headroom-spread)
     # to 64000, x1.41 below the 25% one (no figure); headroom-spread: 07's
     # 50% rounds end at 32000, 53817 and 53817 (the median, 107634 scaled,
     # within a step of the 25% knee's 90508), and the figure is the median
-    # of all six rounds scaled: 90508.
+    # of all six rounds scaled: 90508. walls-order-quota: 07-epoll
+    # client-bound above 8000 msgs/s on its full core, as in
+    # curve-client-bound, below 02's and 03's 32000, with headroom's knees;
+    # walls-order-quota-below: the same, every quota's rate an eighth (07's
+    # figure 11313 at a full core).
+    case $CASE in walls-order-*)
+        edit curves.jsonl '/"rung":"07-epoll","n":10000/ {
+            r = $0; sub(/.*"rate_offered":/, "", r); sub(/[.,].*/, "", r)
+            if (r + 0 > 8000)
+                sub(/"client_thread_cpu_pct_max":[0-9.]+/, "\"client_thread_cpu_pct_max\":95.0")
+            if (r + 0 > 0) sub(/"late_sends":[0-9]+/, "\"late_sends\":" int(r / 5)) } 1' ;;
+    esac
     setting HEADROOM_RUNGS "07-epoll 08-io_uring"
     setting HEADROOM_QUOTAS "50 25"
     setting QUOTA_US 1000
     awk -v nonlinear="$([ "$CASE" = headroom-nonlinear ] && echo 1)" \
         -v rising="$([ "$CASE" = headroom-rising ] && echo 1)" \
-        -v spread="$([ "$CASE" = headroom-spread ] && echo 1)" '
+        -v spread="$([ "$CASE" = headroom-spread ] && echo 1)" \
+        -v scale="$([ "$CASE" = walls-order-quota-below ] && echo 0.125 || echo 1)" '
         function row(rung, q, run, rate, ok,    line) {
+            rate = int(rate * scale + 0.5)
             line = base; sub(/"rung":"[^"]*"/, "\"rung\":\"" rung "\",\"quota_pct\":" q, line)
             sub(/"run":[0-9]+/, "\"run\":" run, line)
             sub(/"rate_offered":[0-9.]+/, "\"rate_offered\":" rate, line)
@@ -677,9 +691,12 @@ poll-meets-objective)
     expect walls reproduced "05-poll at 10000: at least"
     all_reproduced_but c10k-wall ;;
 curve-client-bound)
-    expect walls reproduced "07-epoll at 10000: at least 8000 msgs/s (client-bound above it)"
+    WANT="the walls' order: 07-epoll at least 8000 msgs/s (client-bound), below 03-threads at"
+    expect walls "not measured" "$WANT 32000, and no figure held by a quota" skipped
+    expect walls "not measured" "07-epoll at 10000: at least 8000 msgs/s (client-bound above it)" \
+        skipped
     expect "c10k wall" reproduced "07-epoll at least 8000 msgs/s (client-bound above it)"
-    all_reproduced_but ;;
+    all_reproduced_but walls ;;
 yardstick-slower)
     expect yardstick "NOT reproduced" "median 1.4"
     all_reproduced_but yardstick ;;
@@ -723,11 +740,14 @@ c10k-wall-floor)
     expect "c10k wall" "NOT reproduced" "p90 floors 4702.2 against 1900.0 us"
     all_reproduced_but c10k-wall ;;
 curve-contended)
-    expect walls reproduced "07-epoll at 10000: at least 8000 msgs/s (contended above it)"
-    expect walls reproduced "not measured: contended before the wall"
+    WANT="the walls' order: 07-epoll at least 8000 msgs/s (contended), below 03-threads at"
+    expect walls "not measured" "$WANT 32000, and no figure held by a quota" skipped
+    expect walls "not measured" "07-epoll at 10000: at least 8000 msgs/s (contended above it)" \
+        skipped
+    expect walls "not measured" "not measured: contended before the wall" skipped
     grep -q 'contended' "$WORK/capacity.csv" ||
         fail "capacity.csv says nothing of contention"
-    all_reproduced_but ;;
+    all_reproduced_but walls ;;
 curve-both-saturated)
     WANT="03-threads at 10000: 32000 msgs/s (both saturated"
     WANT="$WANT at 64000 msgs/s), its wall at 64000 msgs/s"
@@ -750,6 +770,15 @@ headroom)
         "$WORK/headroom_capacity.csv" ||
         fail "headroom_capacity.csv lacks 07-epoll's 25% row"
     all_reproduced_but ;;
+walls-order-quota)
+    WANT="against 03-threads at 32000 msgs/s: 07-epoll at least 8000 on its full core"
+    WANT="$WANT (client-bound), and held by a quota and scaled about 90509 msgs/s at a full"
+    expect walls reproduced "$WANT core (range 90508-90510): it holds at least as much"
+    all_reproduced_but ;;
+walls-order-quota-below)
+    WANT="out of order: 02-fork holds more than 07-epoll (32000 against about 11313 msgs/s"
+    expect walls "NOT reproduced" "$WANT at a full core, scaled from its quotas)"
+    all_reproduced_but walls ;;
 headroom-nonlinear)
     finding headroom "07-epoll at 10000 connections: held to 50% of a core, 45255 msgs/s"
     finding headroom "the knee at 50% is x1.41 above the one at 25%, more than one bisection step"
