@@ -910,9 +910,11 @@ function walls_order(top, topc, topw, rung, c,    e, t) {
         return sprintf("; %s holds more than %s (%s against about %s msgs/s at a full core, " \
             "scaled from its quotas)", rung, top, c, e)
     }
-    return t sprintf(", and held by a quota and scaled %s %s msgs/s at a full core (range " \
-        "%s-%s): it holds at least as much", HR_LB_OF[top] ? "at least" : "about", e,
-        HR_LO_OF[top], HR_HI_OF[top])
+    if (HR_LB_OF[top])
+        return t sprintf(", and held by a quota and scaled at least %s msgs/s at a full core " \
+            "(a lower bound): it holds at least as much", e)
+    return t sprintf(", and held by a quota and scaled about %s msgs/s at a full core (range " \
+        "%s-%s): it holds at least as much", e, HR_LO_OF[top], HR_HI_OF[top])
 }
 
 # A bound loadgen judged contention by ("contended_bound_pct" or "slowed_bound_pct").

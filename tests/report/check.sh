@@ -23,7 +23,8 @@ syscalls-missing syscalls-fault beyond-not-swept reuseport-unpinned reuseport-sp
 cores-measured cores-both-bounds cores-few-cpus walls-out-of-order c10k-wall-cpu c10k-wall-floor
 c10k-wall-light-contended c10k-wall-light-all-contended c10k-shrunk c10k-claim-shrunk
 memory-missing curve-contended curve-both-saturated knees knees-steady knees-top headroom
-headroom-nonlinear headroom-rising headroom-spread walls-order-quota walls-order-quota-below"
+headroom-nonlinear headroom-rising headroom-spread walls-order-quota walls-order-quota-below
+walls-order-quota-bound"
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then echo $CASES; exit 0; fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
@@ -400,7 +401,7 @@ knees | knees-steady | knees-top)
             print line
         } }' "$RAW/curves.jsonl" >"$RAW/knees.jsonl" ;;
 headroom | headroom-nonlinear | headroom-rising | headroom-spread | walls-order-quota | \
-    walls-order-quota-below)
+    walls-order-quota-below | walls-order-quota-bound)
     # 07-epoll and 08-io_uring swept again at 50% and 25% of a core: each
     # sweep's knee bracketed at the doubling (the step above fails: 60% of
     # it achieved), then bisected in three rounds. headroom: 07's knees,
@@ -415,7 +416,8 @@ headroom | headroom-nonlinear | headroom-rising | headroom-spread | walls-order-
     # client-bound above 8000 msgs/s on its full core, as in
     # curve-client-bound, below 02's and 03's 32000, with headroom's knees;
     # walls-order-quota-below: the same, every quota's rate an eighth (07's
-    # figure 11313 at a full core).
+    # figure 11313 at a full core); walls-order-quota-bound: the same with
+    # headroom-nonlinear's knees (07's figure a lower bound, 90510).
     case $CASE in walls-order-*)
         edit curves.jsonl '/"rung":"07-epoll","n":10000/ {
             r = $0; sub(/.*"rate_offered":/, "", r); sub(/[.,].*/, "", r)
@@ -426,7 +428,7 @@ headroom | headroom-nonlinear | headroom-rising | headroom-spread | walls-order-
     setting HEADROOM_RUNGS "07-epoll 08-io_uring"
     setting HEADROOM_QUOTAS "50 25"
     setting QUOTA_US 1000
-    awk -v nonlinear="$([ "$CASE" = headroom-nonlinear ] && echo 1)" \
+    awk -v nonlinear="$(case $CASE in headroom-nonlinear | walls-order-quota-bound) echo 1 ;; esac)" \
         -v rising="$([ "$CASE" = headroom-rising ] && echo 1)" \
         -v spread="$([ "$CASE" = headroom-spread ] && echo 1)" \
         -v scale="$([ "$CASE" = walls-order-quota-below ] && echo 0.125 || echo 1)" '
@@ -774,6 +776,11 @@ walls-order-quota)
     WANT="against 03-threads at 32000 msgs/s: 07-epoll at least 8000 on its full core"
     WANT="$WANT (client-bound), and held by a quota and scaled about 90509 msgs/s at a full"
     expect walls reproduced "$WANT core (range 90508-90510): it holds at least as much"
+    all_reproduced_but ;;
+walls-order-quota-bound)
+    WANT="07-epoll at least 8000 on its full core (client-bound), and held by a quota and scaled"
+    WANT="$WANT at least 90510 msgs/s at a full core (a lower bound): it holds at least as much"
+    expect walls reproduced "$WANT"
     all_reproduced_but ;;
 walls-order-quota-below)
     WANT="out of order: 02-fork holds more than 07-epoll (32000 against about 11313 msgs/s"
