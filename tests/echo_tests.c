@@ -164,8 +164,8 @@ static baseline_t take_baseline(const server_t *s)
     return b;
 }
 
-/* The baseline checks that end most tests: fds (and threads, children). */
 /*
+ * The baseline checks that end most tests: fds (and threads, children).
  * A server that closes or reaps what its clients left does so as it sees
  * each one go, so its count moves at once; one that leaks leaves it still.
  * A count still for this long is the server's last word, well before the
@@ -783,19 +783,9 @@ out:
  * (Pitfall 11; the SIGCHLD storm is also pitfall 10's EINTR test.)
  */
 #define ZOMBIE_ROUNDS 1000
+/* A round takes a few ms (1.7 s for all of them here), so one in which no
+ * byte or EOF has come for this long will not finish. */
 #define ZOMBIE_STILL_S 2.0
-
-/* One round: each takes a few ms (1.7 s for all of them here), so a round
- * in which no byte or EOF has come for ZOMBIE_STILL_S will not finish. */
-static bool zombie_round(int fd, uint64_t seed)
-{
-    echo_t e;
-    echo_init(&e, fd, seed, 100, ECHO_SHUT_AFTER_ECHO);
-    echo_run(&e, 1, &(echo_opts_t){.timeout_s = 5.0, .stall_s = ZOMBIE_STILL_S});
-    if (e.result != ECHO_OK)
-        note("echo of 100 bytes: %s: %s", echo_result_name(e.result), e.why);
-    return e.result == ECHO_OK;
-}
 
 static void test_zombies(const rung_t *r)
 {
@@ -806,7 +796,8 @@ static void test_zombies(const rung_t *r)
     double start = now_s();
     for (int i = 0; i < ZOMBIE_ROUNDS; i++) {
         int fd = client_connect(s.port, 0);
-        bool ok = fd >= 0 && zombie_round(fd, 300 + (uint64_t)i);
+        bool ok = fd >= 0 && echo_once_or_still(fd, 300 + (uint64_t)i, 100,
+                                                ECHO_SHUT_AFTER_ECHO, 5.0, ZOMBIE_STILL_S);
         if (fd >= 0)
             close(fd);
         if (!ok)

@@ -1300,9 +1300,15 @@ size_t echo_run(echo_t *e, size_t n, const echo_opts_t *opts)
 
 bool echo_once(int fd, uint64_t seed, size_t length, echo_end_t end, double timeout_s)
 {
+    return echo_once_or_still(fd, seed, length, end, timeout_s, 0);
+}
+
+bool echo_once_or_still(int fd, uint64_t seed, size_t length, echo_end_t end, double timeout_s,
+                        double still_s)
+{
     echo_t e;
     echo_init(&e, fd, seed, length, end);
-    echo_run(&e, 1, &(echo_opts_t){.timeout_s = timeout_s});
+    echo_run(&e, 1, &(echo_opts_t){.timeout_s = timeout_s, .stall_s = still_s});
     if (e.result != ECHO_OK)
         note("echo of %zu bytes: %s: %s", length, echo_result_name(e.result), e.why);
     return e.result == ECHO_OK;

@@ -320,5 +320,8 @@ const char *echo_result_name(echo_result_t r);
 
 /* One connection, one payload, every byte checked; prints why on failure. */
 bool echo_once(int fd, uint64_t seed, size_t length, echo_end_t end, double timeout_s);
+/* The same, giving up once no byte or EOF has come for still_s (0: never). */
+bool echo_once_or_still(int fd, uint64_t seed, size_t length, echo_end_t end, double timeout_s,
+                        double still_s);
 
 #endif /* LADDER_HARNESS_H */

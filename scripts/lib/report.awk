@@ -837,8 +837,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
     if (!("curves" in seen)) why("no curves results (raw/curves.jsonl missing or empty)")
     top = skipped("07-epoll") ? "06-kqueue" : "07-epoll"
     capacity(top, curve_n); topc = CAP; topl = CAP_AT_LEAST
-    topw = CAP_WHY ~ /client/ ? "client-bound" : CAP_WHY ~ /contended/ ? "contended" : \
-        "the top of its sweep"
+    topw = stopped_by(CAP_WHY, "the top of its sweep")
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
@@ -851,8 +850,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
             t = t ", its wall at " CAP_FAIL " msgs/s"
         } else {
             unmeasured = unmeasured ", " R[i]
-            t = t ": not measured: " (CAP_WHY ~ /client/ ? "client-bound" : \
-                CAP_WHY ~ /contended/ ? "contended" : "the sweep ended") " before the wall"
+            t = t ": not measured: " stopped_by(CAP_WHY, "the sweep ended") " before the wall"
         }
         if (R[i] ~ /^0[235]-/ && CAP_FAIL != "" && topc != "" && c != "" && c + 0 > topc + 0) {
             if (!topl) {
@@ -889,6 +887,11 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         contended_bound("slowed_bound_pct"), top,
         unmeasured == "" ? "" : "; not measured:" substr(unmeasured, 2), substr(text, 2),
         order_text == "" ? "" : (bad ? " | out of order:" : " | the order:") substr(order_text, 2)))
+}
+
+# What stopped a sweep short of a rung's knee, from capacity()'s CAP_WHY.
+function stopped_by(reason, otherwise) {
+    return reason ~ /client/ ? "client-bound" : reason ~ /contended/ ? "contended" : otherwise
 }
 
 # The top loop stopped short of its knee on its full core (the client, say:
