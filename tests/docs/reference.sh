@@ -29,12 +29,13 @@ command -v git >/dev/null 2>&1 && git -C "$ROOT" rev-parse HEAD >/dev/null 2>&1 
 }
 measured=$(sed -n 's/^commit //p' "$TREES")
 # A change moves the figures unless it is only to what the code prints
-# about them: the documents (*.md) and the walls' expect lines (wall.sh),
-# which quote the reference and follow it. With the measured commit in the
-# history, the files changed since are compared; without it (a shallow
-# clone) that cannot be told from TREES, whose trees hold the documents
-# too, so the paths are not compared there (skipped, 77, once the report
-# has been compared).
+# about them: the documents (*.md) and the walls' scripts (wall.sh), which
+# quote the reference and follow it; or only to what the reproduction
+# never runs: the lab kit's libraries (scripts/lib/lab*). With the measured
+# commit in the history, the files changed since are compared; without it
+# (a shallow clone) that cannot be told from TREES, whose trees hold the
+# documents too, so the paths are not compared there (skipped, 77, once the
+# report has been compared).
 stale=""
 n=0
 have_commit=0
@@ -44,7 +45,8 @@ while read -r path tree; do
     n=$((n + 1))
     [ "$have_commit" = 1 ] || continue
     moved=$(git -C "$ROOT" diff --name-only "$measured" HEAD -- "$path" |
-        grep -v -e '\.md$' -e '/wall\.sh$' -e '^scripts/lib/report\.awk$' | head -n 1)
+        grep -v -e '\.md$' -e '/wall\.sh$' -e '^scripts/lib/report\.awk$' \
+            -e '^scripts/lib/lab[a-z]*\.[a-z]*$' | head -n 1)
     [ -z "$moved" ] || stale="$stale $moved"
 done <"$TREES"
 [ "$n" -gt 0 ] || { echo "FAIL: $TREES names no path"; exit 1; }
