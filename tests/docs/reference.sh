@@ -6,11 +6,13 @@
 # (documents and the walls' expect lines excepted: they quote it): the
 # change that moves the figures remakes the reference (on a quiet host)
 # and every figure the documents quote (docs:figures). The reporter
-# (scripts/report.sh, scripts/lib/report.awk) measures nothing: what it
-# makes of the reference's raw results must be the committed report,
-# verdicts and tables, and a change to it re-reports the reference (the
-# command is printed) instead of measuring again. Registered in ctest as
-# docs:reference-current; skipped (77) outside a git checkout.
+# (scripts/report.sh, scripts/lib/report.awk) measures nothing itself:
+# what it makes of the reference's raw results must be the committed
+# report, verdicts and tables, and the knees it chooses from the
+# reference's sweeps must be those the run bisected; a change to it
+# re-reports the reference (the command is printed) instead of measuring
+# again. Registered in ctest as docs:reference-current; skipped (77)
+# outside a git checkout.
 #
 #   tests/docs/reference.sh [ROOT]
 ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -80,10 +82,75 @@ if [ -n "$differ" ]; then
         "docs/reference/"
     exit 1
 fi
+# The reporter chose the knees the run bisected too (its brackets and
+# unsteady modes: measure_knees in scripts/reproduce.sh): on the reference's
+# sweeps it must choose the same ones, round by round, each from the rate
+# the round started at (the lowest of the bracket's four).
+. "$work/raw/settings.env"
+# The headroom sweeps as reproduce.sh's headroom_list made them.
+sweeps=""
+[ -n "$HEADROOM_STATUS" ] || for r in $HEADROOM_RUNGS; do
+    case " $CURVE_RUNGS " in *" $r "*) for q in $HEADROOM_QUOTAS; do
+        sweeps="$sweeps $r@$q"; done ;; esac
+done
+# knee_starts ROUND FILE...: "rung n rate" of each knee run of ROUND, at its first rate.
+knee_starts() {
+    round=$1; shift
+    cat "$@" 2>/dev/null | awk -v round="$round" '
+        function field(k,    v) { if (!match($0, "\"" k "\":[^,}]*")) return ""
+            v = substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+            gsub(/"/, "", v); return v }
+        field("run") == round {
+            key = field("rung") (field("quota_pct") == "" ? "" : "@" field("quota_pct"))
+            key = key " " field("n")
+            if (!(key in seen)) { seen[key] = 1; printf "%s %d\n", key, field("rate_offered") } }' |
+        sort
+}
+# chosen ROUND MODE: what the reporter names in MODE from the sweeps and the rounds before.
+chosen() {
+    d=$work/round$1
+    mkdir -p "$d"
+    for f in curves headroom; do cp "$work/raw/$f.jsonl" "$d/" 2>/dev/null; done
+    for f in knees headroom_knees; do
+        awk -v r="$1" 'match($0, /"run":[0-9]+/) && substr($0, RSTART + 6, RLENGTH - 6) + 0 < r' \
+            "$work/raw/$f.jsonl" >"$d/$f.jsonl" 2>/dev/null
+    done
+    CLAIMS=$ROOT/scripts/lib/claims.txt REPORT_MODE=$2 HEADROOM_SWEEPS="$sweeps" \
+        CURVE_RUNGS="$CURVE_RUNGS" CURVE_NS="$CURVE_NS" CURVE_N_SELECT="$CURVE_N_SELECT" \
+        PLATFORM="$PLATFORM" QUOTA_US="$QUOTA_US" \
+        awk -f "$ROOT/scripts/lib/report.awk" $(for f in "$d"/*.jsonl; do
+            [ -s "$f" ] && echo "$f"; done) |
+        awk '{ printf "%s %s %d\n", $1, $2, $3 * ($4 / $3) ^ 0.25 + 0.5 }' | sort
+}
+round=1
+while [ "$round" -le $((KNEE_REPS + KNEE_MORE_REPS)) ]; do
+    if [ "$round" -le "$KNEE_REPS" ]; then
+        [ "$round" -gt 1 ] || brackets=$(chosen 1 brackets)
+        want=$brackets
+    else
+        want=$(chosen "$round" unsteady)
+    fi
+    got=$(knee_starts "$round" "$work/raw/knees.jsonl" "$work/raw/headroom_knees.jsonl")
+    if [ "$want" != "$got" ]; then
+        echo "FAIL: the reporter chooses other knees on the reference's sweeps, round $round"
+        echo "      (rung, connections, first rate) it chooses:" $want
+        echo "      the reference bisected:" $got
+        exit 1
+    fi
+    [ -n "$want" ] || break
+    round=$((round + 1))
+done
+rounds=$(cat "$work/raw/knees.jsonl" "$work/raw/headroom_knees.jsonl" 2>/dev/null |
+    grep -o '"run":[0-9]*' | sed 's/.*://' | sort -n | tail -n 1)
+if [ "${rounds:-0}" -ne $((round - 1)) ]; then
+    echo "FAIL: the reference bisected knees in ${rounds:-0} rounds; the reporter's choice" \
+        "on its sweeps stops after $((round - 1))"
+    exit 1
+fi
 if [ "$have_commit" = 0 ]; then
     echo "skipped: the reference's report is the reporter's, but the commit it was measured" \
         "at ($measured) is not in this clone's history (shallow?): its paths are not compared"
     exit 77
 fi
-echo "docs:reference-current: ok ($n paths as measured at $measured; its report is the" \
-    "reporter's)"
+echo "docs:reference-current: ok ($n paths as measured at $measured; its report and its" \
+    "knees are the reporter's)"
