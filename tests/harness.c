@@ -687,6 +687,7 @@ static bool check_stderr_clean(server_t *s)
 bool server_stop_with(server_t *s, int sig)
 {
     char how[96];
+    s->stopped = true;
     if (!server_alive(s)) {
         expect(false, "%s was running until the stop signal", basename_of(s->binary));
         check_stderr_clean(s);

@@ -138,6 +138,7 @@ typedef struct {
     bool reaped;    /* waitpid() has collected it */
     int status;     /* waitpid() status once reaped */
     bool err_shown; /* its stderr has been printed for a failure */
+    bool stopped;   /* server_stop_with() has been called */
 } server_t;
 
 /* Start and wait (10 s at most) for "listening on 127.0.0.1:PORT". */
