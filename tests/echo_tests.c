@@ -298,22 +298,20 @@ static void expect_rejected(const rung_t *r, const char *what, const char *const
 
 static void test_bad_args(const rung_t *r, server_t *no_server)
 {
-    (void)no_server;
-    static const char *const unknown_flag[] = {"-x", NULL};
-    static const char *const word_port[] = {"-p", "notaport", NULL};
-    static const char *const big_port[] = {"-p", "70000", NULL};
-    static const char *const missing_value[] = {"-p", NULL};
-    static const char *const stray_word[] = {"stray", NULL};
-    static const char *const bad_stack[] = {"-s", "abc", NULL};
+    static const struct {
+        const char *what, *args[3];
+        int only_rung; /* 0: every rung */
+    } bad[] = {{"-x (unknown flag)", {"-x"}, 0},
+               {"-p notaport", {"-p", "notaport"}, 0},
+               {"-p 70000", {"-p", "70000"}, 0},
+               {"-p (no value)", {"-p"}, 0},
+               {"stray (extra argument)", {"stray"}, 0},
+               {"-s abc (bad stack size)", {"-s", "abc"}, 3}};
     static const char *const help[] = {"-h", NULL};
-
-    expect_rejected(r, "-x (unknown flag)", unknown_flag);
-    expect_rejected(r, "-p notaport", word_port);
-    expect_rejected(r, "-p 70000", big_port);
-    expect_rejected(r, "-p (no value)", missing_value);
-    expect_rejected(r, "stray (extra argument)", stray_word);
-    if (r->number == 3)
-        expect_rejected(r, "-s abc (bad stack size)", bad_stack);
+    (void)no_server;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (!bad[i].only_rung || bad[i].only_rung == r->number)
+            expect_rejected(r, bad[i].what, bad[i].args);
 
     run_result_t res;
     bool ran = run_to_exit(r->binary, help, 5.0, &res);
@@ -2121,15 +2119,11 @@ static void test_port_race(const rung_t *r, server_t *first)
     if (first_up != second_up) {
         for (double until = now_s() + 5.0; server_alive(loser) && now_s() < until;)
             sleep_s(0.02);
-        char *err = server_stderr(loser);
-        const char *said = err ? strstr(err, "in use") : NULL;
-        while (said && said > err && said[-1] != '\n')
-            said--; /* to the start of that line */
+        char said[200] = "";
+        bool in_use = stderr_line_with(loser, "in use", said, sizeof said);
         expect(!server_alive(loser) && WIFEXITED(loser->status) && WEXITSTATUS(loser->status) == 1,
                "the other exits with status 1");
-        expect(said != NULL, "and says the port is in use: %.*s",
-               said ? (int)strcspn(said, "\n") : 0, said ? said : "");
-        free(err);
+        expect(in_use, "and says the port is in use: %s", said);
         expect_fresh_echo(winner, 64 * KIB, "from the one that listens");
     }
     if (second_up)

@@ -147,9 +147,36 @@ static int fault_once_due(int fd)
     return FAIL;
 }
 
+/*
+ * The definitions these stand in front of (the C library's), looked up once,
+ * when the library is loaded: write() and syscall() are also called from
+ * signal handlers (a server's self-pipe, say), where dlsym() may not run (it
+ * can allocate).
+ */
+#define NEXT(name) static __typeof__(name) *next_##name
+#define FIND(name) (next_##name = (__typeof__(next_##name))dlsym(RTLD_NEXT, #name))
+NEXT(accept);
+NEXT(fork);
+NEXT(pthread_create);
+NEXT(getsockname);
+NEXT(write);
+NEXT(listen);
+NEXT(connect);
+NEXT(syscall);
+__attribute__((constructor)) static void find_next_definitions(void)
+{
+    FIND(accept);
+    FIND(fork);
+    FIND(pthread_create);
+    FIND(getsockname);
+    FIND(write);
+    FIND(listen);
+    FIND(connect);
+    FIND(syscall);
+}
+
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
-    static int (*next)(int, struct sockaddr *, socklen_t *);
     int err = fault_for("accept");
     int due = err ? fault_once_due(fd) : PASS;
     if (due == INTERRUPTED)
@@ -160,74 +187,48 @@ int accept(int fd, struct sockaddr *addr, socklen_t *len)
         errno = err;
         return -1;
     }
-    if (!next)
-        next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "accept");
-    return next(fd, addr, len);
+    return next_accept(fd, addr, len);
 }
 
 pid_t fork(void)
 {
-    static pid_t (*next)(void);
     int err = fault_for("fork");
     if (err) {
         errno = err;
         return -1;
     }
-    if (!next)
-        next = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
-    return next();
+    return next_fork();
 }
 
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    static int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     int err = fault_for("pthread_create");
     if (err)
         return err;
-    if (!next)
-        next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
-            RTLD_NEXT, "pthread_create");
-    return next(t, attr, fn, arg);
+    return next_pthread_create(t, attr, fn, arg);
 }
 
 int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
-    static int (*next)(int, struct sockaddr *, socklen_t *);
     static int raised; /* once per process: a second SIGTERM means "now" (exit 1) */
     if (!raised && fault_for("getsockname") == SIGTERM)
         raised = raise(SIGTERM) == 0;
-    if (!next)
-        next = (int (*)(int, struct sockaddr *, socklen_t *))dlsym(RTLD_NEXT, "getsockname");
-    return next(fd, addr, len);
+    return next_getsockname(fd, addr, len);
 }
 
 /* loadgen's epoll loop waits with epoll_pwait2 (glibc 2.35) where it can. */
 int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout,
                  const sigset_t *mask)
 {
-    static int (*next)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
+    static __typeof__(epoll_pwait2) *next; /* glibc before 2.35 does not declare it */
     int err = fault_for("epoll_pwait2");
     if (err) {
         errno = err;
         return -1;
     }
     if (!next)
-        next = (int (*)(int, struct epoll_event *, int, const struct timespec *,
-                        const sigset_t *))dlsym(RTLD_NEXT, "epoll_pwait2");
+        next = (__typeof__(next))dlsym(RTLD_NEXT, "epoll_pwait2");
     return next(epfd, events, max, timeout, mask);
-}
-
-/*
- * write() and syscall() are also called from signal handlers (a server's
- * self-pipe, say), where dlsym() may not run (it can allocate): the next
- * definitions are looked up once, when the library is loaded.
- */
-static ssize_t (*next_write)(int, const void *, size_t);
-static long (*next_syscall)(long, ...);
-__attribute__((constructor)) static void find_next_definitions(void)
-{
-    next_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    next_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
 }
 
 /* Only writes to sockets count and fail: a program's stderr and files go through. */
@@ -247,7 +248,6 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 int listen(int fd, int backlog)
 {
-    static int (*next)(int, int);
     static int listened; /* only the first call waits */
     unsigned long ms = 0;
     if (fault_spare("listen", &ms) == SLEEP && !listened++) {
@@ -257,14 +257,11 @@ int listen(int fd, int backlog)
         while (nanosleep(&t, &t) < 0 && errno == EINTR)
             ;
     }
-    if (!next)
-        next = (int (*)(int, int))dlsym(RTLD_NEXT, "listen");
-    return next(fd, backlog);
+    return next_listen(fd, backlog);
 }
 
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    static int (*next)(int, const struct sockaddr *, socklen_t);
     static unsigned long connects; /* so far, in this process */
     unsigned long spare = 0;
     int err = fault_spare("connect", &spare);
@@ -272,9 +269,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
         errno = err;
         return -1;
     }
-    if (!next)
-        next = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
-    return next(fd, addr, len);
+    return next_connect(fd, addr, len);
 }
 
 /*
