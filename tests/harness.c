@@ -94,24 +94,6 @@ void skip_test_unless(proc_feature_t what, const char *needs)
                   "here (%s)", needs, proc_reader(), why);
 }
 
-const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGTERM: return "TERM";
-    case SIGINT: return "INT";
-    case SIGKILL: return "KILL";
-    case SIGHUP: return "HUP";
-    case SIGQUIT: return "QUIT";
-    case SIGUSR1: return "USR1";
-    case SIGUSR2: return "USR2";
-    case SIGSTOP: return "STOP";
-    case SIGCONT: return "CONT";
-    case SIGCHLD: return "CHLD";
-    case SIGWINCH: return "WINCH";
-    default: return "?";
-    }
-}
-
 double now_s(void)
 {
     struct timespec ts;
@@ -592,13 +574,9 @@ int server_await_listening(server_t *s, double timeout_s)
 
 bool server_start(server_t *s, const char *binary, const launch_t *how)
 {
-    static const launch_t defaults;
-    if (!how)
-        how = &defaults;
     if (!server_spawn(s, binary, how))
         return false;
-
-    if (how->std_closed)
+    if (how && how->std_closed)
         return await_accepting(s, atoi(how->port));
     char line[256];
     if (!read_first_line(s->out_fd, line, sizeof line, START_TIMEOUT_S)) {
@@ -687,6 +665,7 @@ static bool check_stderr_clean(server_t *s)
 bool server_stop_with(server_t *s, int sig)
 {
     char how[96];
+    const char *name = sig == SIGINT ? "INT" : "TERM"; /* the two stop signals */
     s->stopped = true;
     if (!server_alive(s)) {
         expect(false, "%s was running until the stop signal", basename_of(s->binary));
@@ -699,12 +678,12 @@ bool server_stop_with(server_t *s, int sig)
     bool ok;
     if (!wait_for_exit(s, STOP_TIMEOUT_S)) {
         ok = expect(false, "still running %.0f s after SIG%s (killed with SIGKILL)",
-                    STOP_TIMEOUT_S, signal_name(sig));
+                    STOP_TIMEOUT_S, name);
         kill(-s->pid, SIGKILL);
         wait_for_exit(s, STOP_TIMEOUT_S);
     } else {
         ok = expect(WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0,
-                    "SIG%s -> %s after %.2f s (want status 0)", signal_name(sig),
+                    "SIG%s -> %s after %.2f s (want status 0)", name,
                     describe_status(s->status, how, sizeof how), now_s() - start);
     }
     ok &= check_group_gone(s);

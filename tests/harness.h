@@ -84,9 +84,6 @@ void skip_test(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* skip_test() where this system's reader lacks `what`; `needs` says what for. */
 void skip_test_unless(proc_feature_t what, const char *needs);
 
-/* "TERM", "INT", ...: a signal's name without SIG (sigabbrev_np is glibc's). */
-const char *signal_name(int sig);
-
 /* pipe(2), both ends close-on-exec (pipe2 is not on macOS). */
 int pipe_cloexec(int fds[2]);
 
