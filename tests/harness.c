@@ -624,6 +624,14 @@ static bool wait_for_exit(server_t *s, double timeout_s)
 /* Members of process group `pgrp` (for a failure message). */
 static void list_group(pid_t pgrp, char *out, size_t size);
 
+/* SIGKILL to whatever is left of a group, and a moment to reap what was ours. */
+static void kill_group(pid_t pgrp)
+{
+    kill(-pgrp, SIGKILL);
+    for (int i = 0; i < 100 && waitpid(-pgrp, NULL, WNOHANG) >= 0; i++)
+        sleep_s(0.01);
+}
+
 /*
  * After the server exits, nothing it started may remain in its process group.
  * We are a child subreaper (see main), so its orphans become our children and
@@ -642,9 +650,7 @@ static bool check_group_gone(server_t *s)
     char who[256];
     list_group(s->pid, who, sizeof who);
     expect(false, "processes of the server still running after it exited: %s (killed)", who);
-    kill(-s->pid, SIGKILL);
-    for (int i = 0; i < 100 && waitpid(-s->pid, NULL, WNOHANG) >= 0; i++)
-        sleep_s(0.01);
+    kill_group(s->pid);
     return false;
 }
 
@@ -705,11 +711,8 @@ void server_cleanup(server_t *s)
         }
         if (harness_failures > 0)
             print_stderr_tail(s, 4096);
-        if (kill(-s->pid, 0) == 0) {
-            kill(-s->pid, SIGKILL);
-            for (int i = 0; i < 100 && waitpid(-s->pid, NULL, WNOHANG) >= 0; i++)
-                sleep_s(0.01);
-        }
+        if (kill(-s->pid, 0) == 0)
+            kill_group(s->pid);
     }
     if (s->pid > 0 && kill(-s->pid, 0) < 0 && errno == ESRCH)
         unwatch_group(s->pid);
@@ -741,21 +744,15 @@ bool run_to_exit(const char *binary, const char *const *args, double timeout_s,
     spawned_t sp;
     if (!spawn(argv, &defaults, &sp))
         return false;
-    server_t s = {.binary = binary, .pid = sp.pid, .out_fd = sp.out_fd, .err_fd = sp.err_fd};
+    server_t s = {.binary = binary, .pid = sp.pid, .out_fd = sp.out_fd, .err_fd = sp.err_fd,
+                  .err_shown = true}; /* its output is the caller's to show */
     if (wait_for_exit(&s, timeout_s) && WIFEXITED(s.status)) {
         r->exited = true;
         r->code = WEXITSTATUS(s.status);
     }
     r->out = read_all_from(s.out_fd, true);
     r->err = server_stderr(&s);
-    if (kill(-s.pid, 0) == 0) { /* still running (a server that did start) */
-        kill(-s.pid, SIGKILL);
-        wait_for_exit(&s, STOP_TIMEOUT_S);
-    }
-    if (kill(-s.pid, 0) < 0 && errno == ESRCH)
-        unwatch_group(s.pid);
-    close(s.out_fd);
-    close(s.err_fd);
+    server_cleanup(&s); /* kills it if it is still running (a server that did start) */
     return r->out && r->err;
 }
 
