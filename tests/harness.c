@@ -328,12 +328,6 @@ static void exec_child(const char *binary, char **argv, char **envp, int out_fd,
     _exit(127);
 }
 
-typedef struct {
-    pid_t pid;
-    int out_fd; /* read end of the child's stdout */
-    int err_fd; /* the child's stderr, an unlinked file */
-} spawned_t;
-
 int pipe_cloexec(int fds[2])
 {
     if (pipe(fds) < 0)
@@ -414,8 +408,9 @@ static void unwatch_group(pid_t pgrp)
         (void)!write(watchdog_fd, &msg, sizeof msg);
 }
 
-/* fork + exec `argv` with stdout on a pipe and stderr in a temporary file. */
-static bool spawn(char **argv, const launch_t *how, spawned_t *sp)
+/* fork + exec `argv` with stdout on a pipe and stderr in a temporary file:
+ * s's pid, out_fd (the pipe's read end) and err_fd (the file, unlinked). */
+static bool spawn(char **argv, const launch_t *how, server_t *s)
 {
     int out[2];
     char path[] = "/tmp/ladder-test-stderr-XXXXXX";
@@ -446,7 +441,9 @@ static bool spawn(char **argv, const launch_t *how, spawned_t *sp)
     }
     setpgid(pid, pid); /* also here, so it holds before either side runs on */
     watch_group(pid);
-    *sp = (spawned_t){.pid = pid, .out_fd = out[0], .err_fd = err_fd};
+    s->pid = pid;
+    s->out_fd = out[0];
+    s->err_fd = err_fd;
     return true;
 }
 
@@ -486,15 +483,17 @@ static void print_stderr_tail(server_t *s, size_t max)
     free(text);
 }
 
-/* Build argv: binary -p PORT [extra...] */
-static void server_argv(const char *binary, const launch_t *how, char **argv)
+/* Build argv: binary [-p PORT] [args...] */
+static void build_argv(char **argv, const char *binary, const char *port, const char *const *args)
 {
     size_t k = 0;
     argv[k++] = (char *)binary;
-    argv[k++] = "-p";
-    argv[k++] = (char *)(how->port ? how->port : "0");
-    for (size_t i = 0; how->extra_args && how->extra_args[i] && k + 1 < MAX_ARGS; i++)
-        argv[k++] = (char *)how->extra_args[i];
+    if (port) {
+        argv[k++] = "-p";
+        argv[k++] = (char *)port;
+    }
+    for (size_t i = 0; args && args[i] && k + 1 < MAX_ARGS; i++)
+        argv[k++] = (char *)args[i];
     argv[k] = NULL;
 }
 
@@ -550,17 +549,11 @@ bool server_spawn(server_t *s, const char *binary, const launch_t *how)
 {
     static const launch_t defaults;
     char *argv[MAX_ARGS];
-    spawned_t sp;
     if (!how)
         how = &defaults;
     *s = (server_t){.binary = binary, .pid = -1, .out_fd = -1, .err_fd = -1};
-    server_argv(binary, how, argv);
-    if (!spawn(argv, how, &sp))
-        return false;
-    s->pid = sp.pid;
-    s->out_fd = sp.out_fd;
-    s->err_fd = sp.err_fd;
-    return true;
+    build_argv(argv, binary, how->port ? how->port : "0", how->extra_args);
+    return spawn(argv, how, s);
 }
 
 int server_await_listening(server_t *s, double timeout_s)
@@ -734,18 +727,13 @@ bool run_to_exit(const char *binary, const char *const *args, double timeout_s,
 {
     static const launch_t defaults;
     char *argv[MAX_ARGS];
-    size_t k = 0;
-    argv[k++] = (char *)binary;
-    for (size_t i = 0; args[i] && k + 1 < MAX_ARGS; i++)
-        argv[k++] = (char *)args[i];
-    argv[k] = NULL;
+    build_argv(argv, binary, NULL, args);
 
     *r = (run_result_t){0};
-    spawned_t sp;
-    if (!spawn(argv, &defaults, &sp))
-        return false;
-    server_t s = {.binary = binary, .pid = sp.pid, .out_fd = sp.out_fd, .err_fd = sp.err_fd,
+    server_t s = {.binary = binary, .pid = -1, .out_fd = -1, .err_fd = -1,
                   .err_shown = true}; /* its output is the caller's to show */
+    if (!spawn(argv, &defaults, &s))
+        return false;
     if (wait_for_exit(&s, timeout_s) && WIFEXITED(s.status)) {
         r->exited = true;
         r->code = WEXITSTATUS(s.status);
