@@ -349,8 +349,6 @@ int pipe_cloexec(int fds[2])
 #define WATCHED_MAX 256
 static int watchdog_fd = -1;
 
-static void close_from(int lowest);
-
 static void watchdog_main(int in)
 {
     pid_t groups[WATCHED_MAX];
