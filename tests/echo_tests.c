@@ -1138,8 +1138,9 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     if (!server_start(s, r->binary, &(launch_t){.nofile = FD_LIMIT}))
         return;
     int baseline = take_baseline(s).fds;
-    if (!expect(crowd_at_limit(s, fds, 1), "%d clients against a limit of %d: the server paused accepting",
-                FD_LIMIT_CLIENTS, FD_LIMIT))
+    if (!expect(crowd_at_limit(s, fds, 1),
+                "%d clients against a limit of %d: the server paused accepting", FD_LIMIT_CLIENTS,
+                FD_LIMIT))
         goto stop;
     for (int i = 0; i < PAUSE_DEPARTURES; i++) {
         close(fds[i]);
@@ -2155,7 +2156,8 @@ static void test_start_std_closed(const rung_t *r, server_t *s)
     for (int fd = 0; fd <= 2 && !unseen(PROC_FDS, "its fds 0-2 are /dev/null"); fd++) {
         char target[256] = "";
         proc_fd_target(s->pid, fd, target, sizeof target);
-        expect(strcmp(target, "/dev/null") == 0, "its fd %d is \"%s\" (want /dev/null)", fd, target);
+        expect(strcmp(target, "/dev/null") == 0, "its fd %d is \"%s\" (want /dev/null)", fd,
+               target);
     }
     expect_serves_sleeps_stops(s);
 }
