@@ -120,6 +120,12 @@ static int wait_events(int kq, struct kevent *out, int max, long ms)
     return kevent(kq, NULL, 0, out, max, &ts);
 }
 
+/* Wait up to `ms` milliseconds for at most 4 kevents, into ev. */
+static int wait_for(long ms)
+{
+    return wait_events(kq, ev, 4, ms);
+}
+
 static const struct kevent *find(const struct kevent *ev, int n, int fd, int filter)
 {
     for (int i = 0; i < n; i++)
@@ -192,7 +198,7 @@ static int check_add_idempotent(void)
     FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[0]) != 0 ||
                 change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[1]) != 0,
             "second EV_ADD failed: %s", strerror(errno));
-    int n = wait_events(kq, ev, 4, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1, "%d kevents after EV_ADD twice, want 1", n);
     FAIL_IF(ev[0].udata != &tags[1], "udata not updated by the second EV_ADD");
     return 1;
@@ -202,34 +208,29 @@ static int check_disable_enable(void)
 {
     FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_ADD | EV_DISABLE, NULL) != 0,
             "EV_ADD|EV_DISABLE: %s", strerror(errno));
-    int n = wait_events(kq, ev, 4, 0);
+    int n = wait_for(0);
     FAIL_IF(n != 0, "%d kevents from a pair added disabled", n);
     change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
     change(kq, sv[0], EVFILT_READ, EV_ENABLE, NULL);
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 2,
-            "%d kevents after EV_ENABLE, want READ and WRITE", n);
+    FAIL_IF((n = wait_for(1000)) != 2, "%d kevents after EV_ENABLE, want READ and WRITE", n);
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
-    n = wait_events(kq, ev, 4, 0);
-    FAIL_IF(n != 1 || ev[0].filter != EVFILT_WRITE,
+    FAIL_IF((n = wait_for(0)) != 1 || ev[0].filter != EVFILT_WRITE,
             "disabling READ should leave exactly WRITE, got %d kevents", n);
     change(kq, sv[0], EVFILT_WRITE, EV_DISABLE, NULL);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0, "%d kevents with both filters disabled", n);
+    FAIL_IF((n = wait_for(0)) != 0, "%d kevents with both filters disabled", n);
     /* EV_ADD on an existing pair only modifies it: as on the BSDs, a
      * disabled pair stays disabled until EV_ENABLE. */
     change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
-            "EV_ADD re-enabled a disabled pair (%d kevents)", n);
+    FAIL_IF((n = wait_for(0)) != 0, "EV_ADD re-enabled a disabled pair (%d kevents)", n);
     change(kq, sv[0], EVFILT_READ, EV_ENABLE, NULL);
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 1 || ev[0].filter != EVFILT_READ,
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].filter != EVFILT_READ,
             "EV_ENABLE after EV_ADD should report READ, got %d kevents", n);
     /* epoll(7) reports hang-ups even for an empty mask; a disabled pair must
      * not cut a wait short once the peer has gone. */
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
     close(sv[1]);
     double t0 = now_ms();
-    n = wait_events(kq, ev, 4, 100);
-    FAIL_IF(n != 0 || now_ms() - t0 < 90,
+    FAIL_IF((n = wait_for(100)) != 0 || now_ms() - t0 < 90,
             "disabled pairs on a hung-up socket: %d kevents after %.1f ms, want 0", n,
             now_ms() - t0);
     return 1;
@@ -241,18 +242,17 @@ static int check_add_with_enable_disable(void)
 {
     change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
     change(kq, sv[0], EVFILT_READ, EV_ADD | EV_DISABLE, NULL);
-    int n = wait_events(kq, ev, 4, 0);
+    int n = wait_for(0);
     FAIL_IF(n != 0, "EV_ADD|EV_DISABLE on an enabled pair: %d kevents, want 0", n);
     change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE, NULL);
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 1,
+    FAIL_IF((n = wait_for(1000)) != 1,
             "EV_ADD|EV_ENABLE on a disabled pair: %d kevents, want 1", n);
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, NULL);
     change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE | EV_DISABLE, NULL);
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 1,
+    FAIL_IF((n = wait_for(1000)) != 1,
             "EV_ENABLE|EV_DISABLE on a disabled pair: %d kevents, want 1", n);
     change(kq, sv[0], EVFILT_WRITE, EV_ADD | EV_ENABLE | EV_DISABLE, NULL);
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 2 || find(ev, n, sv[0], EVFILT_WRITE) == NULL,
+    FAIL_IF((n = wait_for(1000)) != 2 || find(ev, n, sv[0], EVFILT_WRITE) == NULL,
             "a new pair added with EV_ENABLE|EV_DISABLE is not enabled (%d kevents)", n);
     return 1;
 }
@@ -264,21 +264,19 @@ static int check_udata_follows_changes(void)
     change(kq, sv[0], EVFILT_READ, EV_ADD, &tags[0]);
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[1]);
     change(kq, sv[0], EVFILT_READ, EV_ENABLE, &tags[2]);
-    int n = wait_events(kq, ev, 4, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].udata != &tags[2], "udata after EV_ENABLE: want the EV_ENABLE's");
     change(kq, sv[0], EVFILT_READ, 0, &tags[3]); /* no action flag: modify only */
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 1 || ev[0].udata != &tags[3],
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].udata != &tags[3],
             "udata after a change with no flags: want that change's");
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[1]);
     change(kq, sv[0], EVFILT_READ, EV_ADD | EV_ENABLE, &tags[0]);
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 1 || ev[0].udata != &tags[0],
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].udata != &tags[0],
             "udata after EV_DISABLE then EV_ADD|EV_ENABLE: want the last one's");
     FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_ADD | 0x0010, &tags[1]) != -1, /* EV_ONESHOT */
             "EV_ONESHOT was accepted");
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 1 || ev[0].udata != &tags[0], "a rejected change replaced udata");
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].udata != &tags[0],
+            "a rejected change replaced udata");
     return 1;
 }
 
@@ -287,9 +285,8 @@ static int check_delete(void)
     struct kevent ch;
     change(kq, sv[0], EVFILT_READ, EV_ADD, NULL);
     change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
-    FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_DELETE, NULL) != 0, "EV_DELETE: %s",
-            strerror(errno));
-    int n = wait_events(kq, ev, 4, 1000);
+    FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_DELETE, NULL) != 0, "EV_DELETE: %s", strerror(errno));
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].filter != EVFILT_WRITE,
             "after deleting READ want only WRITE, got %d kevents", n);
     EV_SET(&ch, sv[0], EVFILT_READ, EV_DELETE, 0, 0, &tags[2]);
@@ -318,8 +315,7 @@ static int check_errors_and_changes_in_one_call(void)
     int n = kevent(kq, ch, 3, ev, 4, &(struct timespec){1, 0});
     FAIL_IF(n != 1 || ev[0].flags != EV_ERROR || ev[0].filter != EVFILT_WRITE,
             "want only the WRITE EV_ERROR (flags exactly EV_ERROR), got %d kevents", n);
-    n = wait_events(kq, ev, 4, 1000);
-    FAIL_IF(n != 2 || find(ev, n, sv[0], EVFILT_READ) == NULL ||
+    FAIL_IF((n = wait_for(1000)) != 2 || find(ev, n, sv[0], EVFILT_READ) == NULL ||
                 find(ev, n, sv[1], EVFILT_WRITE) == NULL,
             "the valid changes around the error were not all applied (%d kevents)", n);
     return 1;
@@ -344,8 +340,7 @@ static int check_errors_without_room(void)
     FAIL_IF(ev[0].flags != EV_ERROR || ev[0].data != ENOENT || ev[1].flags != EV_ERROR ||
                 ev[1].data != ENOENT || ev[1].filter != EVFILT_WRITE,
             "the two errors with room are not in the eventlist");
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
-            "the change after the failed one was applied (%d kevents)", n);
+    FAIL_IF((n = wait_for(0)) != 0, "the change after the failed one was applied (%d kevents)", n);
     return 1;
 }
 
@@ -360,12 +355,12 @@ static int check_receipt(void)
     FAIL_IF(n != 2 || ev[0].flags != EV_ERROR || ev[0].data != 0 || ev[0].udata != &tags[0] ||
                 ev[1].flags != EV_ERROR || ev[1].data != ENOENT || ev[1].udata != &tags[1],
             "want two receipts, data 0 and ENOENT, got %d kevents", n);
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_READ,
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].filter != EVFILT_READ,
             "the receipted EV_ADD was not applied (%d kevents)", n);
     EV_SET(&ch[0], sv[0], EVFILT_WRITE, EV_ADD | EV_RECEIPT, 0, 0, NULL);
     FAIL_IF(kevent(kq, ch, 1, NULL, 0, NULL) != 0,
             "a receipt with no room: want 0, got an error (%s)", strerror(errno));
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 2,
+    FAIL_IF((n = wait_for(1000)) != 2,
             "the EV_ADD with a receipt and no room was not applied (%d kevents)", n);
     return 1;
 }
@@ -383,8 +378,7 @@ static int check_unsupported(void)
         FAIL_IF(!(ev[i].flags & EV_ERROR) || ev[i].data != EINVAL,
                 "change %d: flags 0x%x data %ld, want EV_ERROR/EINVAL", i, ev[i].flags,
                 (long)ev[i].data);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
-            "a rejected change registered something (%d kevents)", n);
+    FAIL_IF((n = wait_for(0)) != 0, "a rejected change registered something (%d kevents)", n);
     errno = 0;
     FAIL_IF(kevent(kq, ch, 1, NULL, 0, &(struct timespec){0, 0}) != -1 || errno != EINVAL,
             "with nevents 0 want -1/EINVAL, errno was %s", strerror(errno));
@@ -397,29 +391,28 @@ static int check_clear_reports_changes_once(void)
 {
     FAIL_IF(change(kq, sv[0], EVFILT_READ, EV_ADD | EV_CLEAR, &tags[0]) != 0,
             "EV_ADD | EV_CLEAR on READ: %s", strerror(errno));
-    int n = wait_events(kq, ev, 4, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].filter != EVFILT_READ || ev[0].udata != &tags[0] || ev[0].data != 1,
             "the first byte: want one READ kevent with data 1, got %d kevents", n);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
+    FAIL_IF((n = wait_for(0)) != 0,
             "the byte left unread was reported again (%d kevents): level, not edge", n);
-    FAIL_IF(send_bytes(sv[1], 2) < 0 || (n = wait_events(kq, ev, 4, 1000)) != 1 ||
+    FAIL_IF(send_bytes(sv[1], 2) < 0 || (n = wait_for(1000)) != 1 ||
                 ev[0].data != 3,
             "more bytes: want one READ kevent with data 3, got %d kevents", n);
     /* Later changes keep EV_CLEAR. */
     change(kq, sv[0], EVFILT_READ, EV_DISABLE, &tags[0]);
     change(kq, sv[0], EVFILT_READ, EV_ENABLE, &tags[0]);
-    wait_events(kq, ev, 4, 0); /* whether re-enabling reports the bytes again is not the point */
-    FAIL_IF(send_bytes(sv[1], 1) < 0 || (n = wait_events(kq, ev, 4, 1000)) != 1,
+    wait_for(0); /* whether re-enabling reports the bytes again is not the point */
+    FAIL_IF(send_bytes(sv[1], 1) < 0 || (n = wait_for(1000)) != 1,
             "after EV_DISABLE, EV_ENABLE, one more byte: %d kevents, want 1", n);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
+    FAIL_IF((n = wait_for(0)) != 0,
             "EV_ENABLE dropped EV_CLEAR: the unread bytes come again (%d kevents)", n);
     /* WRITE too: writable is reported once, then only when it changes. */
     FAIL_IF(change(kq, sv[1], EVFILT_WRITE, EV_ADD | EV_CLEAR, &tags[1]) != 0,
             "EV_ADD | EV_CLEAR on WRITE: %s", strerror(errno));
-    FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_WRITE,
+    FAIL_IF((n = wait_for(1000)) != 1 || ev[0].filter != EVFILT_WRITE,
             "a writable socket: want one WRITE kevent, got %d", n);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
-            "a socket still writable was reported again (%d kevents)", n);
+    FAIL_IF((n = wait_for(0)) != 0, "a socket still writable was reported again (%d kevents)", n);
     return 1;
 }
 
@@ -433,8 +426,7 @@ static int check_clear_is_per_fd(void)
     int n = kevent(kq, ch, 2, ev, 4, &(struct timespec){1, 0});
     FAIL_IF(n != 2 || !find(ev, n, sv[0], EVFILT_READ) || !find(ev, n, sv[0], EVFILT_WRITE),
             "both filters with EV_CLEAR: want READ and WRITE once, got %d kevents", n);
-    FAIL_IF((n = wait_events(kq, ev, 4, 0)) != 0,
-            "both filters with EV_CLEAR: reported again (%d kevents)", n);
+    FAIL_IF((n = wait_for(0)) != 0, "both filters with EV_CLEAR: reported again (%d kevents)", n);
     change(kq, sv[0], EVFILT_WRITE, EV_DELETE, NULL);
     FAIL_IF(!refused(kq, sv[0], EVFILT_WRITE, EV_ADD, EINVAL),
             "WRITE without EV_CLEAR beside a cleared READ: want EINVAL, got %s", strerror(errno));
@@ -442,7 +434,7 @@ static int check_clear_is_per_fd(void)
     FAIL_IF(change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL) != 0,
             "WRITE without EV_CLEAR, READ deleted: %s", strerror(errno));
     for (int i = 0; i < 2; i++)
-        FAIL_IF((n = wait_events(kq, ev, 4, 1000)) != 1 || ev[0].filter != EVFILT_WRITE,
+        FAIL_IF((n = wait_for(1000)) != 1 || ev[0].filter != EVFILT_WRITE,
                 "the level-triggered WRITE, wait %d: %d kevents, want 1", i + 1, n);
     return 1;
 }
@@ -451,17 +443,15 @@ static int check_clear_is_per_fd(void)
 static int check_eof_with_pending_data(void)
 {
     char buf[64];
-    FAIL_IF(send_bytes(sv[0], 5) < 0 || shutdown(sv[0], SHUT_WR) < 0, "setup: %s",
-            strerror(errno));
+    FAIL_IF(send_bytes(sv[0], 5) < 0 || shutdown(sv[0], SHUT_WR) < 0, "setup: %s", strerror(errno));
     change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 5,
             "want EV_EOF with data 5, got n=%d flags=0x%x data=%ld", n, n > 0 ? ev[0].flags : 0,
             n > 0 ? (long)ev[0].data : 0L);
     FAIL_IF(ev[0].fflags != 0, "fflags %u after a clean shutdown, want 0", ev[0].fflags);
     FAIL_IF(read(sv[1], buf, sizeof buf) != 5, "the 5 pending bytes could not be read");
-    n = wait_events(kq, ev, 2, 1000);
-    FAIL_IF(n != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 0 ||
+    FAIL_IF((n = wait_for(1000)) != 1 || !(ev[0].flags & EV_EOF) || ev[0].data != 0 ||
                 read(sv[1], buf, sizeof buf) != 0,
             "after draining want EV_EOF, data 0 and read() == 0");
     return 1;
@@ -473,7 +463,7 @@ static int wait_both_filters(const struct kevent **r, const struct kevent **w)
 {
     change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
     change(kq, sv[1], EVFILT_WRITE, EV_ADD, NULL);
-    int n = wait_events(kq, ev, 4, 1000);
+    int n = wait_for(1000);
     *r = find(ev, n, sv[1], EVFILT_READ);
     *w = find(ev, n, sv[1], EVFILT_WRITE);
     return n;
@@ -513,12 +503,11 @@ static int check_write_eof_on_pipe(void)
     int p[2];
     FAIL_IF(pipe(p) < 0, "setup: %s", strerror(errno));
     change(kq, p[1], EVFILT_WRITE, EV_ADD, &tags[3]);
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || (ev[0].flags & EV_EOF) || ev[0].data != 1,
             "a writable pipe: want no EV_EOF and data 1 (no send buffer to ask)");
     close(p[0]);
-    n = wait_events(kq, ev, 2, 1000);
-    FAIL_IF(n != 1 || !(ev[0].flags & EV_EOF) || ev[0].udata != &tags[3],
+    FAIL_IF((n = wait_for(1000)) != 1 || !(ev[0].flags & EV_EOF) || ev[0].udata != &tags[3],
             "WRITE on a pipe with no reader: want EV_EOF, got n=%d", n);
     return 1;
 }
@@ -528,7 +517,7 @@ static int check_data_is_fionread(void)
     int avail = -1;
     FAIL_IF(send_bytes(sv[0], 1234) < 0, "setup: %s", strerror(errno));
     change(kq, sv[1], EVFILT_READ, EV_ADD, NULL);
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     ioctl(sv[1], FIONREAD, &avail);
     FAIL_IF(n != 1 || ev[0].data != 1234 || ev[0].data != avail || (ev[0].flags & EV_EOF),
             "data %ld, FIONREAD %d, want 1234 and no EV_EOF", n > 0 ? (long)ev[0].data : -1L,
@@ -538,8 +527,8 @@ static int check_data_is_fionread(void)
     socklen_t len = sizeof sndbuf;
     change(kq, sv[1], EVFILT_READ, EV_DELETE, NULL);
     change(kq, sv[0], EVFILT_WRITE, EV_ADD, NULL);
-    n = wait_events(kq, ev, 2, 1000);
-    FAIL_IF(n != 1 || getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0 ||
+    FAIL_IF((n = wait_for(1000)) != 1 ||
+                getsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) < 0 ||
                 ev[0].filter != EVFILT_WRITE || ev[0].data < 2 || ev[0].data > sndbuf,
             "WRITE data %ld on an idle socket, want 2..SO_SNDBUF (%d)",
             n > 0 ? (long)ev[0].data : -1L, sndbuf);
@@ -554,7 +543,7 @@ static int check_no_eof_from_empty_read(void)
     FAIL_IF(socketpair(AF_UNIX, SOCK_DGRAM, 0, dg) < 0, "setup: %s", strerror(errno));
     FAIL_IF(send(dg[1], "", 0, 0) != 0, "send: %s", strerror(errno));
     change(kq, dg[0], EVFILT_READ, EV_ADD, NULL);
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].data != 0 || (ev[0].flags & EV_EOF),
             "want one kevent, data 0, no EV_EOF; got n=%d flags=0x%x", n, n > 0 ? ev[0].flags : 0);
     return 1;
@@ -572,7 +561,7 @@ static int check_listener_data(void)
                 strerror(errno));
     }
     change(kq, lfd, EVFILT_READ, EV_ADD, NULL);
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].data != 1 || (ev[0].flags & EV_EOF),
             "listener: want one kevent, data 1, no EV_EOF; got n=%d", n);
     return 1;
@@ -581,7 +570,7 @@ static int check_listener_data(void)
 static int check_timeout_zero(void)
 {
     double t0 = now_ms();
-    int n = wait_events(kq, ev, 2, 0);
+    int n = wait_for(0);
     double took = now_ms() - t0;
     FAIL_IF(n != 0 || took > SLACK_MS, "timeout 0: returned %d after %.1f ms", n, took);
     return 1;
@@ -590,7 +579,7 @@ static int check_timeout_zero(void)
 static int check_timeout_waits(void)
 {
     double t0 = now_ms();
-    int n = wait_events(kq, ev, 2, 100);
+    int n = wait_for(100);
     double took = now_ms() - t0;
     FAIL_IF(n != 0 || took < 90 || took > 100 + SLACK_MS,
             "100 ms timeout: returned %d after %.1f ms", n, took);
@@ -645,7 +634,7 @@ static int check_full_eventlist_keeps_rest(void)
     const struct kevent *r = w == &first ? &second : &first;
     FAIL_IF(r->udata != &tags[0] || w->udata != &tags[1] || r->data != 1,
             "the kevent kept for the next call has the wrong udata or data");
-    int n = wait_events(kq, ev, 4, 1000); /* nothing left over: both, once each */
+    int n = wait_for(1000); /* nothing left over: both, once each */
     FAIL_IF(n != 2 || !find(ev, n, sv[0], EVFILT_READ) || !find(ev, n, sv[0], EVFILT_WRITE),
             "room for four after that: got %d kevents, want READ and WRITE once", n);
     return 1;
@@ -672,7 +661,7 @@ static int check_kept_kevent_follows_changes(void)
         else
             while (send_bytes(sv[0], 4096) == 0) /* fill the send buffer: not writable */
                 ;
-        int n = wait_events(kq, ev, 4, 0);
+        int n = wait_for(0);
         FAIL_IF(n != 1 || ev[0].filter != EVFILT_READ,
                 "round %d (%s): got %d kevents, want READ alone", round,
                 round == 0 ? "deleted" : round == 1 ? "disabled" : "no longer ready", n);
@@ -699,7 +688,7 @@ static int check_high_fd(void)
             strerror(errno));
     FAIL_IF(change(kq, high, EVFILT_READ, EV_ADD, &tags[1]) != 0, "EV_ADD of fd %d: %s", high,
             strerror(errno));
-    int n = wait_events(kq, ev, 4, 1000);
+    int n = wait_for(1000);
     const struct kevent *h = find(ev, n, high, EVFILT_READ), *l = find(ev, n, sv[1], EVFILT_READ);
     FAIL_IF(n != 2 || h == NULL || l == NULL || h->udata != &tags[1] || l->udata != &tags[0] ||
                 h->data != 7,
@@ -776,7 +765,7 @@ static int check_add_after_close(void)
     FAIL_IF(change(kq, fd, EVFILT_READ, EV_ADD, &tags[0]) != 0,
             "EV_ADD on the recycled fd %d: %s", fd, strerror(errno));
     FAIL_IF(send_bytes(fd == b[0] ? b[1] : b[0], 1) < 0, "write: %s", strerror(errno));
-    int n = wait_events(kq, ev, 2, 1000);
+    int n = wait_for(1000);
     FAIL_IF(n != 1 || ev[0].udata != &tags[0], "the recycled fd is not watched (%d kevents)", n);
     return 1;
 }
@@ -879,13 +868,13 @@ static int check_switch_keeps_watching(void)
         adds_made = 0;
         FAIL_IF(switch_to(sv[0], true) != 0, "round %d: the switch to writing failed: %s", round,
                 strerror(errno));
-        int n = wait_events(kq, ev, 4, 1000);
+        int n = wait_for(1000);
         FAIL_IF(n != 1 || ev[0].filter != EVFILT_WRITE,
                 "round %d: after the switch to writing, %d kevents (want WRITE)", round, n);
         FAIL_IF(send_bytes(sv[1], 1) < 0 || switch_to(sv[0], false) != 0,
                 "round %d: the switch back to reading failed: %s", round, strerror(errno));
-        n = wait_events(kq, ev, 4, 1000);
-        FAIL_IF(n != 1 || ev[0].filter != EVFILT_READ || read(sv[0], &byte, 1) != 1,
+        FAIL_IF((n = wait_for(1000)) != 1 || ev[0].filter != EVFILT_READ ||
+                    read(sv[0], &byte, 1) != 1,
                 "round %d: after the switch to reading, %d kevents (want READ)", round, n);
         FAIL_IF(adds_made != 0, "round %d: %d epoll ADDs to switch a watched fd (want none)",
                 round, adds_made);
@@ -902,14 +891,13 @@ static int check_paused_listener_comes_back(void)
     FAIL_IF(lfd < 0 || client < 0, "setup: %s", strerror(errno));
     FAIL_IF(change(kq, lfd, EVFILT_READ, EV_ADD, NULL) != 0, "EV_ADD: %s", strerror(errno));
     failing_adds = ENOSPC;
-    FAIL_IF(change(kq, lfd, EVFILT_READ, EV_DISABLE, NULL) != 0, "EV_DISABLE: %s",
-            strerror(errno));
+    FAIL_IF(change(kq, lfd, EVFILT_READ, EV_DISABLE, NULL) != 0, "EV_DISABLE: %s", strerror(errno));
     FAIL_IF(connect(client, (struct sockaddr *)&addr, sizeof addr) < 0, "connect: %s",
             strerror(errno));
-    FAIL_IF(wait_events(kq, ev, 2, 50) != 0, "a disabled listener reported a client");
+    FAIL_IF(wait_for(50) != 0, "a disabled listener reported a client");
     FAIL_IF(change(kq, lfd, EVFILT_READ, EV_ENABLE, NULL) != 0,
             "EV_ENABLE with epoll ADDs failing: %s", strerror(errno));
-    FAIL_IF(wait_events(kq, ev, 2, 1000) != 1 || ev[0].ident != (uintptr_t)lfd,
+    FAIL_IF(wait_for(1000) != 1 || ev[0].ident != (uintptr_t)lfd,
             "the listener is not watched again after EV_ENABLE");
     return 1;
 }
