@@ -958,9 +958,9 @@ static int run(const char *name, int (*check)(void), bool tcp)
     if (pid == 0) {
         close(up[0]);
         kq = kqueue();
-        bool made = kq >= 0 && (tcp ? tcp_pair(sv) : unix_pair(sv)) == 0;
-        int ok = made && (tcp || send_bytes(sv[1], 1) == 0) ? check()
-                                                            : fail("setup: %s", strerror(errno));
+        bool made = kq >= 0 && (tcp ? tcp_pair(sv) == 0
+                                    : unix_pair(sv) == 0 && send_bytes(sv[1], 1) == 0);
+        int ok = made ? check() : fail("setup: %s", strerror(errno));
         if (!ok && write(up[1], why, strlen(why)) < 0)
             ok = 0;
         exit(ok ? 0 : 1); /* exit(), not _exit(): LeakSanitizer checks the child */
