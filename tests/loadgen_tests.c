@@ -31,9 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,12 +174,11 @@ static bool check_expectation(const record_t *r, const char *e, const char *form
     const char *got = value_of(r, key);
     if (!got)
         return expect(false, "%s: key %s is missing", format, key);
-    if (e[len] == '>')
-        return expect(*got && strtod(got, NULL) > strtod(want, NULL), "%s: %s = %s (want > %s)",
-                      format, key, *got ? got : "null", want);
-    if (e[len] == '<')
-        return expect(*got && strtod(got, NULL) < strtod(want, NULL), "%s: %s = %s (want < %s)",
-                      format, key, *got ? got : "null", want);
+    if (e[len] == '>' || e[len] == '<') {
+        double g = strtod(got, NULL), w = strtod(want, NULL);
+        return expect(*got && (e[len] == '>' ? g > w : g < w), "%s: %s = %s (want %c %s)", format,
+                      key, *got ? got : "null", e[len], want);
+    }
     return expect(strcmp(got, want) == 0, "%s: %s = %s (want %s)", format, key,
                   *got ? got : "null", *want ? want : "null");
 }
@@ -506,22 +502,6 @@ static const case_t CASES[] = {
      {"idle=5", "requested=6", "served=6", "lost=2", "error=lost"}},
 };
 
-/* A local port nothing listens on: bound by us, then released. */
-static int unused_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 #ifdef LADDER_FAULT_LIB /* CMake passes its full path where it builds it (Linux) */
 #define LADDER_HAVE_FAULTS 1
 #else
@@ -583,7 +563,7 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
     if (listening && !server_start(&s, fake_bin, &how))
         return -1;
     char port[16], pid[16];
-    snprintf(port, sizeof port, "%d", listening ? s.port : unused_port());
+    snprintf(port, sizeof port, "%d", listening ? s.port : free_port());
     snprintf(pid, sizeof pid, "%d", (int)s.pid);
 
     const char *args[MAX_ARGS];
@@ -651,6 +631,16 @@ static int run_once(const case_t *c, bool csv, record_t *rows)
     return n;
 }
 
+/* The case's expectations and the rate on the last of n results, the invariants on all. */
+static void check_results(const case_t *c, const record_t *rows, int n, const char *format)
+{
+    for (int i = 0; c->want[i]; i++)
+        check_expectation(&rows[n - 1], c->want[i], format);
+    check_rate(&rows[n - 1], format);
+    for (int i = 0; i < n; i++)
+        check_invariants(&rows[i], format);
+}
+
 static void run_case(const case_t *c)
 {
     static record_t json[MAX_ROWS], csv[MAX_ROWS];
@@ -660,17 +650,8 @@ static void run_case(const case_t *c)
            c->rows);
     if (nj < 1 || nc < 1)
         return;
-    for (int i = 0; c->want[i]; i++) {
-        check_expectation(&json[nj - 1], c->want[i], "json");
-        check_expectation(&csv[nc - 1], c->want[i], "csv");
-    }
-    check_rate(&json[nj - 1], "json");
-    check_rate(&csv[nc - 1], "csv");
-    for (int i = 0; i < nj; i++)
-        check_invariants(&json[i], "json");
-    for (int i = 0; i < nc; i++)
-        check_invariants(&csv[i], "csv");
-
+    check_results(c, json, nj, "json");
+    check_results(c, csv, nc, "csv");
     bool same = json[0].count == csv[0].count;
     for (int i = 0; same && i < json[0].count; i++)
         same = strcmp(json[0].keys[i], csv[0].keys[i]) == 0;
@@ -848,6 +829,25 @@ static void histogram_accuracy(void)
 
 /* ---- the poll backend's tables --------------------------------------- */
 
+/* Exec argv[0] with its soft and hard RLIMIT_NOFILE at `limit` and `held`
+ * more descriptors open; returns (2) only if that failed, saying why. */
+static int exec_under_nofile(rlim_t limit, int held, char *const *argv)
+{
+    struct rlimit rl = {limit, limit};
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        perror("loadgen_tests: setrlimit");
+        return 2;
+    }
+    for (int i = 0; i < held; i++)
+        if (open("/dev/null", O_RDONLY) < 0) {
+            perror("loadgen_tests: open");
+            return 2;
+        }
+    execv(argv[0], argv);
+    perror("loadgen_tests: exec");
+    return 2;
+}
+
 /* loadgen's peak resident memory (KiB), run to its end under an open-file
  * limit of `nofile` (soft and hard, at most the hard limit now); -1 if it
  * could not run. */
@@ -855,13 +855,8 @@ static long peak_rss_under_nofile(rlim_t nofile, const char *const *args)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        struct rlimit rl = {nofile, nofile};
-        int null = open("/dev/null", O_WRONLY);
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            _exit(126);
-        dup2(null, STDOUT_FILENO);
-        execv(loadgen_bin, (char *const *)args);
-        _exit(127);
+        dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);
+        _exit(exec_under_nofile(nofile, 0, (char *const *)args));
     }
     int status;
     struct rusage ru;
@@ -914,21 +909,7 @@ static int under_nofile(int argc, char **argv)
 {
     if (argc < 5)
         return 2;
-    rlim_t limit = (rlim_t)atol(argv[2]);
-    int held = atoi(argv[3]);
-    struct rlimit rl = {limit, limit};
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-        perror("loadgen_tests: setrlimit");
-        return 2;
-    }
-    for (int i = 0; i < held; i++)
-        if (open("/dev/null", O_RDONLY) < 0) {
-            perror("loadgen_tests: open");
-            return 2;
-        }
-    execv(argv[4], argv + 4);
-    perror("loadgen_tests: exec");
-    return 2;
+    return exec_under_nofile((rlim_t)atol(argv[2]), atoi(argv[3]), argv + 4);
 }
 
 int main(int argc, char **argv)
