@@ -126,11 +126,11 @@ static int wait_for(long ms)
     return wait_events(kq, ev, 4, ms);
 }
 
-static const struct kevent *find(const struct kevent *ev, int n, int fd, int filter)
+static const struct kevent *find(const struct kevent *list, int n, int fd, int filter)
 {
     for (int i = 0; i < n; i++)
-        if (ev[i].ident == (uintptr_t)fd && ev[i].filter == filter)
-            return &ev[i];
+        if (list[i].ident == (uintptr_t)fd && list[i].filter == filter)
+            return &list[i];
     return NULL;
 }
 
