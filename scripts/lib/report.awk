@@ -220,21 +220,18 @@ function faults(kind, g,    list, c, nc, i, v, what, e) {
 # stat(kind, group, key, what): median, min, max, ntrue (runs with "true")
 # or nsat (runs saturated on either side) over the runs with a value; ""
 # when none has one.
-function stat(k, g, key, what,    n, i, j, t, a, m) {
+function stat(k, g, key, what,    n, i, a, m) {
     n = nval[k, g, key]
     if (n == 0) return ""
     if (what == "ntrue") return count(k, g, key, "true")
     if (what == "nsat") return n - count(k, g, key, "none")
     if (n == 1) return num(val[k, g, key, 1])
-    for (i = 1; i <= n; i++) {            # insertion sort: a handful of runs
-        t = val[k, g, key, i] + 0
-        for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-        a[j + 1] = t
-    }
-    if (what == "min") return a[1]
-    if (what == "max") return a[n]
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    for (i = 1; i <= n; i++) a[i] = val[k, g, key, i] + 0
+    m = median_of(a, n)                   # (sorts a)
+    return what == "min" ? a[1] : what == "max" ? a[n] : m
 }
+# med(kind, group, key): the median of key over the group's runs.
+function med(k, g, key) { return stat(k, g, key, "median") }
 
 # count(kind, group, key, value): the runs whose key is value.
 function count(k, g, key, v,    n, i, m) {
@@ -275,7 +272,7 @@ function get(k, g, key,    v) {
     if ((k, g) in plat) { skip(g ": " plat[k, g]); return "" }
     if (misbehaved(k, g, g)) return ""
     if ((k, g) in err) { why(g ": run failed (" err[k, g] ")"); return "" }
-    v = stat(k, g, key, "median")
+    v = med(k, g, key)
     if (v != "") return v
     if (key ~ /^server_/ && server_figures == "0") \
         skip("no server figures on this platform (loadgen --server-pid reads none here)")
@@ -293,7 +290,7 @@ function two_places(x) { return x == "" ? "" : fixed(x, 2) }
 function growth(from, to) { return (from + 0 == 0) ? "" : fixed(to / from, 2) }
 # "median (min-max)" of a key over a group's runs.
 function median_range(k, g, key, d,    a, b, c) {
-    a = stat(k, g, key, "median"); b = stat(k, g, key, "min"); c = stat(k, g, key, "max")
+    a = med(k, g, key); b = stat(k, g, key, "min"); c = stat(k, g, key, "max")
     if (a == "") return "?"
     return (b == c) ? fixed(a, d) : fixed(a, d) " (" fixed(b, d) "-" fixed(c, d) ")"
 }
@@ -337,7 +334,7 @@ function write_memory_per_conn(    file, i, g, p) {
         start()
         printf "%s,%s,%s,%s,%s,%s\n", g, two_places(per_conn(p[1], p[2], mem_key)),
             two_places(per_conn(p[1], p[2], "server_rss_kb")),
-            stat("memory", g, "setup_us_per_conn"), mem_name, two_places(kernel_slope(p[1])) > file
+            med("memory", g, "setup_us_per_conn"), mem_name, two_places(kernel_slope(p[1])) > file
     }
     close(file)
 }
@@ -349,11 +346,10 @@ function kernel_slope(rung,    i, g, p, x, y, k, n, sx, sy, sxx, sxy) {
         g = order["memory", i]
         split(g, p, ",")
         if (p[1] != rung) continue
-        k = stat("memory", g, "kernel_slab_kb", "median")
+        k = med("memory", g, "kernel_slab_kb")
         if (k == "") continue
         x = p[2] + 0
-        y = k + stat("memory", g, "kernel_stack_kb", "median") + stat("memory", g,
-            "kernel_page_tables_kb", "median")
+        y = k + med("memory", g, "kernel_stack_kb") + med("memory", g, "kernel_page_tables_kb")
         n++; sx += x; sy += y; sxx += x * x; sxy += x * y
     }
     if (n < 2 || n * sxx - sx * sx == 0) return ""
@@ -417,7 +413,7 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
         if (skipped(R[i])) { not_here(R[i]); continue }
         p = get("idle_cpu", R[i], "server_cpu_pct")
         if (p == "") continue
-        w = stat("idle_cpu", R[i], "server_wakeups_per_s", "median")
+        w = med("idle_cpu", R[i], "server_wakeups_per_s")
         text = text sprintf(", %s %s%% and %s wakeups/s", R[i], fixed(p, 2), known(w, 1))
         if (mrung == "" || p + 0 > max + 0) { max = p; mrung = R[i] }
         if (w != "" && (wmax == "" || w + 0 > wmax + 0)) wmax = w
@@ -468,7 +464,7 @@ function verdict_select(    s, rf, q, l, c, o, x, g) {
     q = get("select", g, "requested"); s = get("select", g, "served")
     rf = get("select", g, "refused"); l = get("select", g, "lost")
     c = get("select", g, "corrupt"); o = get("select", g, "still_open")
-    x = stat("select", g, "server_refusal_lines")
+    x = med("select", g, "server_refusal_lines")
     verdict("select", s > 900 && s < 1024 && s + rf == q && l == 0 && c == 0 && o == s,
         sprintf("04-select: %s of %s served, %s refused (server logged %s FD_SETSIZE lines), %s " \
             "lost, %s corrupt, %s still open (need 900 < served < 1024, served + refused = " \
@@ -517,7 +513,7 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     served = get("c10k", g, "served")
     msgs = get("c10k", g, "msgs")
     e0 = get("c10k", g, "echoes_per_conn_min")
-    e5 = stat("c10k", g, "echoes_per_conn_p50"); e9 = stat("c10k", g, "echoes_per_conn_max")
+    e5 = med("c10k", g, "echoes_per_conn_p50"); e9 = med("c10k", g, "echoes_per_conn_max")
     if (contrast) { WHY = w; HARD = h }
     if (served != "" && served != c10k_n) bad = 1
     # No progress is the server misbehaving too: a server that answers
@@ -530,8 +526,8 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     if (prog != "" && !contrast) MIS = MIS (MIS == "" ? "" : "; ") rung " run " k \
         ": no progress: " prog
     if (bad && !contrast) BAD = 1
-    cpu = stat("c10k", g, "server_cpu_us_per_msg")
-    sat = stat("c10k", g, "saturated")
+    cpu = med("c10k", g, "server_cpu_us_per_msg")
+    sat = med("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
         k > 1 ? " run " k : "",
         served == "" ? "?" : served, n == c10k_n ? n : n " (the room here)",
@@ -582,14 +578,14 @@ function step_kind(g,    offered, got, p, cs, ss, csat, ssat) {
     BOTH = 0
     if ((CK, g) in nfault) return "fault"
     if ((CK, g) in err || (CK, g) in plat) return "gone"
-    offered = stat(CK, g, "rate_offered", "median") + 0
+    offered = med(CK, g, "rate_offered") + 0
     if (contended(CK, g)) return "contended"
-    cs = stat(CK, g, "client_thread_cpu_pct_max", "median")
-    ss = stat(CK, g, "server_cpu_pct", "median")
+    cs = med(CK, g, "client_thread_cpu_pct_max")
+    ss = med(CK, g, "server_cpu_pct")
     csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT
     if (csat && !ssat) return "client"
     BOTH = csat && ssat
-    got = stat(CK, g, "rate_achieved", "median")
+    got = med(CK, g, "rate_achieved")
     if (got == "" || got < CURVE_KEPT * offered) return "slow"
     p = objective_p(g)
     if (p == "" || p > OBJ_US + quota_wait_us(g)) return "late"
@@ -609,8 +605,8 @@ function quota_wait_us(g,    q) {
 # the client's own send lag), or the whole round trip where a run has no
 # service time (an older loadgen).
 function objective_p(g,    p) {
-    p = stat(CK, g, "service_p" OBJ_PCT "_us", "median")
-    return p != "" ? p : stat(CK, g, "rtt_p" OBJ_PCT "_us", "median")
+    p = med(CK, g, "service_p" OBJ_PCT "_us")
+    return p != "" ? p : med(CK, g, "rtt_p" OBJ_PCT "_us")
 }
 
 # capacity(rung, n): the highest offered rate kept up with at the objective,
@@ -654,7 +650,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         CAP_AT_LEAST = 1
         CAP_WHY = client != "" ? "client-bound above it" : \
             (CAP_CONTENDED ? "contended above it" : "the top of the sweep")
-        ss = stat(CK, CAP_G, "server_cpu_pct", "median")
+        ss = med(CK, CAP_G, "server_cpu_pct")
         # The utilization law (rate = utilization x service rate): the rate
         # at which its one core would be full, were the cost per message to
         # stay as it was at the highest clean step. On one pinned core only.
@@ -764,9 +760,9 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, le
             if (CAP_WHY == "not swept") continue
             cpu = pct = csw = ""
             if (CAP_G != "") {
-                cpu = stat("curves", CAP_G, "server_cpu_us_per_msg", "median")
-                pct = stat("curves", CAP_G, "server_cpu_pct", "median")
-                csw = stat("curves", CAP_G, "server_ctx_switches_per_msg", "median")
+                cpu = med("curves", CAP_G, "server_cpu_us_per_msg")
+                pct = med("curves", CAP_G, "server_cpu_pct")
+                csw = med("curves", CAP_G, "server_ctx_switches_per_msg")
             }
             least = CAP_AT_LEAST ? "yes" : "no"
             printf("%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP,
@@ -864,8 +860,8 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         }
         text = text sprintf("; %s at %s: %s", R[i], cn, t)
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
-            known(stat("curves", CAP_G, "server_cpu_us_per_msg", "median"), 1),
-                known(stat("curves", CAP_G, "server_cpu_pct", "median"), 0))
+            known(med("curves", CAP_G, "server_cpu_us_per_msg"), 1),
+                known(med("curves", CAP_G, "server_cpu_pct"), 0))
         if (shim(R[i])) text = text shim_label()
     }
     # Nothing shown at all: a host too busy is a measurement not made (see
@@ -924,7 +920,7 @@ function walls_order(top, topc, topw, rung, c,    e, t) {
 function contended_bound(key,    i, g) {
     for (i = 1; i <= rows["curves"]; i++) {
         g = order["curves", i]
-        if (nval["curves", g, key]) return stat("curves", g, key, "median") + 0
+        if (nval["curves", g, key]) return med("curves", g, key) + 0
     }
     return "?"
 }
@@ -946,7 +942,7 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
         g = order["curves", i]
         split(g, part, ",")
         if (part[1] != rung || part[2] != n) continue
-        if (stat("curves", g, "server_cpu_us_per_msg", "median") == "") continue
+        if (med("curves", g, "server_cpu_us_per_msg") == "") continue
         got++
         p = "05-poll," n "," part[3]
         if (contended("curves", g) || contended("curves", p))
@@ -992,8 +988,8 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         text = text sprintf("; CPU per message, 05-poll against %s:", rung)
         for (j = 1; j <= ns; j++) {
             g5 = "05-poll," curve_n "," S[j]; g7 = rung "," curve_n "," S[j]
-            a = stat("curves", g5, "server_cpu_us_per_msg", "median")
-            b = stat("curves", g7, "server_cpu_us_per_msg", "median")
+            a = med("curves", g5, "server_cpu_us_per_msg")
+            b = med("curves", g7, "server_cpu_us_per_msg")
             text = text sprintf(" %s us against %s at %s msgs/s%s", known(a, 1), known(b, 1),
                 S[j] + 0, j < ns ? "," : "")
             if (a == "" || b == "" || a + 0 < C10K_CPU_FACTOR * b) bad = 1
@@ -1041,7 +1037,6 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
         u = get("pairs", "uv-echo," p, "server_cpu_us_per_msg")
         if (e == "" || u == "" || u + 0 == 0) continue
         ratios[++n] = e / u
-        YARD_RATIO[n] = e / u
     }
     if (n < 2) {
         if (WHY == "") why("fewer than 2 complete pairs")
@@ -1057,9 +1052,7 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     }
     median_of(m, 2000)
     lo = m[50]; hi = m[1951]
-    YARD_MID = mid; YARD_LO = lo; YARD_HI = hi
-    capacity(yard_rung, curve_n); ce = capacity_text(yard_rung, curve_n)
-    capacity("uv-echo", curve_n); cu = capacity_text("uv-echo", curve_n)
+    ce = capacity_text(yard_rung, curve_n); cu = capacity_text("uv-echo", curve_n)
     text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
         "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
             "connections on one core: %s %s, libuv %s",
@@ -1081,7 +1074,7 @@ function syscall_state(rung,    k) {
     if (!((k, rung) in runs)) return "not measured (no line in raw/syscalls.jsonl)"
     if ((k, rung) in nfault) return "the server misbehaved under strace: " sfirst[k, rung]
     if ((k, rung) in err) return "not measured (" err[k, rung] ")"
-    if (stat(k, rung, "syscalls", "median") == "" || stat(k, rung, "messages", "median") + 0 <= 0)
+    if (med(k, rung, "syscalls") == "" || med(k, rung, "messages") + 0 <= 0)
         return "not measured (no system call or message count)"
     return ""
 }
@@ -1089,8 +1082,8 @@ function syscall_state(rung,    k) {
 # per_message_calls(rung, top): the top most frequent calls of the rung's
 # traced run, each per message: "read 1.09; write 1.00; epoll_wait 0.80".
 function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
-    n = split(stat("syscalls", rung, "calls", "median"), list, " ")
-    msgs = stat("syscalls", rung, "messages", "median")
+    n = split(med("syscalls", rung, "calls"), list, " ")
+    msgs = med("syscalls", rung, "messages")
     for (i = 1; i <= n && i <= top; i++) {
         at = index(list[i], "=")
         text = text (i > 1 ? "; " : "") substr(list[i], 1, at - 1) " " \
@@ -1110,15 +1103,15 @@ function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
         state = syscall_state(g)
         msgs = calls = per = ""
         if (state == "") {
-            msgs = stat("syscalls", g, "messages", "median")
-            calls = stat("syscalls", g, "syscalls", "median")
+            msgs = med("syscalls", g, "messages")
+            calls = med("syscalls", g, "syscalls")
             per = fixed(calls / msgs, 2)
         }
         top = (state == "") ? per_message_calls(g, 4) : ""
         gsub(/,/, ";", state)
-        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, stat("syscalls", g, "requested", "median"),
-            stat("syscalls", g, "rate_offered", "median"), msgs, calls, per, top, state,
-            state == "" ? stat("syscalls", g, "calls", "median") : "") > file
+        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, med("syscalls", g, "requested"),
+            med("syscalls", g, "rate_offered"), msgs, calls, per, top, state,
+            state == "" ? med("syscalls", g, "calls") : "") > file
     }
     close(file)
 }
@@ -1134,13 +1127,11 @@ function finding_syscalls(    i, g, state, text, per, n, rate) {
         g = order["syscalls", i]
         state = syscall_state(g)
         if (state != "") { text = text "; " g ": " state; continue }
-        per[g] = stat("syscalls", g, "syscalls", "median") / stat("syscalls", g, "messages",
-            "median")
-        n = stat("syscalls", g, "requested", "median"); rate = stat("syscalls", g, "rate_offered",
-            "median")
+        per[g] = med("syscalls", g, "syscalls") / med("syscalls", g, "messages")
+        n = med("syscalls", g, "requested"); rate = med("syscalls", g, "rate_offered")
         text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
-            g, fixed(per[g], 2), stat("syscalls", g, "syscalls", "median"),
-            stat("syscalls", g, "messages", "median"), per_message_calls(g, 3))
+            g, fixed(per[g], 2), med("syscalls", g, "syscalls"),
+            med("syscalls", g, "messages"), per_message_calls(g, 3))
     }
     text = substr(text, 3)
     if (n != "") text = sprintf("strace -c -f on the server, %s connections opened and closed, " \
@@ -1198,8 +1189,8 @@ function finding_beyond(    list, r, nr, i, text, absent, step, g) {
             g = r[i] "," curve_n "," step
             text = text sprintf("%s %s %s us CPU and %s context switches per message",
                 i > 1 ? ";" : "",
-                r[i], known(stat("curves", g, "server_cpu_us_per_msg", "median"), 2),
-                known(stat("curves", g, "server_ctx_switches_per_msg", "median"), 2))
+                r[i], known(med("curves", g, "server_cpu_us_per_msg"), 2),
+                known(med("curves", g, "server_ctx_switches_per_msg"), 2))
         }
     }
     finding("beyond", text)
