@@ -49,8 +49,7 @@ BEGIN {
     # select ceiling's expected outcome there, and a fault everywhere else.
     FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes" \
         " unclosed"
-    SELECT_FAULTS = "connect_failed unanswered lost corrupt timed_out duplicated extra_bytes" \
-        " unclosed"
+    SELECT_FAULTS = FAULTS; sub(/ refused/, "", SELECT_FAULTS)
     # loadgen's "error" words that mean the server's behaviour ended the run.
     SERVER_ERRORS = "|timeout|corrupt|lost|not served|active connection failed|duplicated" \
         "|not closed|"
@@ -108,15 +107,15 @@ BEGIN {
         " echoes_per_conn_min:min" \
         " service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct server_run_delay_ms" \
         " client_run_delay_ms slowdown_pct contended:ntrue contended_retries saturated"
+    curve_cols = substr(T["curves"], index(T["curves"], "|") + 1)
     # The bisection rounds (measure_knees): the same rows, one per repeat.
-    T["knees"] = "rung n run rate_offered|" substr(T["curves"], index(T["curves"], "|") + 1)
+    T["knees"] = "rung n run rate_offered|" curve_cols
     # One loop per core (measure_cores): 07-epoll and 09-reuseport swept on
     # the same server CPUs, rows as the curves'.
     T["cores"] = T["curves"]
     # The headroom sweeps (reproduce.sh's HEADROOM_RUNGS): rungs swept again
     # with the server held to a CPU quota, each sweep "RUNG@PCT", with its
     # bisection rounds: rows as the curves' and the knees'.
-    curve_cols = substr(T["curves"], index(T["curves"], "|") + 1)
     T["headroom"] = "sweep n rate_offered|" curve_cols
     T["headroom_knees"] = "sweep n run rate_offered|" curve_cols
     KNEES_OF["curves"] = "knees"; KNEES_OF["headroom"] = "headroom_knees"
@@ -282,8 +281,10 @@ function get(k, g, key,    v) {
 
 # x with d decimals (1 by default).
 function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
-# A value for the text of a verdict: "?" when it is missing, never 0.
+# A value for the text of a verdict: "?" when it is missing, never 0;
+# shown(x) leaves x as it came.
 function known(x, d) { return x == "" ? "?" : fixed(x, d) }
+function shown(x) { return x == "" ? "?" : x }
 # A value for a CSV cell: two decimals, or empty when it is missing.
 function two_places(x) { return x == "" ? "" : fixed(x, 2) }
 # How many times from, to is: two decimals; "" when from is 0 or missing.
@@ -491,7 +492,7 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
         if (!shim(R[i]) && (x == "" || (want == "grows") != (x + 0 >= SCAN_GROWTH))) bad = 1
         text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d " \
             "idle %s)%s", R[i], fixed(a), fixed(b), last,
-            x == "" ? "?" : x, runs["scan", R[i] "," last], last, median_range("scan",
+            shown(x), runs["scan", R[i] "," last], last, median_range("scan",
                 R[i] "," last, "rtt_p50_us", 1), shim(R[i]) ? shim_label() " (not counted)" : "")
     }
     verdict(claim, !bad, substr(text, 3) sprintf(" (need %s %s x)", want == "grows" ? ">=" : "<",
@@ -529,10 +530,8 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     cpu = med("c10k", g, "server_cpu_us_per_msg")
     sat = med("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
-        k > 1 ? " run " k : "",
-        served == "" ? "?" : served, n == c10k_n ? n : n " (the room here)",
-        msgs == "" ? "?" : msgs, e0 == "" ? "?" : e0,
-            e5 == "" ? "?" : e5, e9 == "" ? "?" : e9,
+        k > 1 ? " run " k : "", shown(served), n == c10k_n ? n : n " (the room here)",
+        shown(msgs), shown(e0), shown(e5), shown(e9),
         cpu == "" ? "" : " (" fixed(cpu, 2) " us CPU/msg" \
             (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
         (prog != "" && contrast) ? " [no progress: " prog "]" : "", shim(rung) ? shim_label() : "")
@@ -626,9 +625,8 @@ function objective_p(g,    p) {
 # foot), CAP_SPREAD (the repeats' range in bisection steps) and FLOOR (the
 # lowest objective percentile of the server's steps, us).
 function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss) {
-    CAP = ""; CAP_LO = CAP_HI = ""; CAP_REPS = 0; CAP_AT_LEAST = 0; CAP_WHY = ""; CAP_G = ""
-    CAP_FAIL = ""; CAP_BOTH = ""; CAP_CONTENDED = 0; CAP_EST = ""; FLOOR = ""
-    CAP_BASE = ""; CAP_SPREAD = 0
+    CAP = CAP_LO = CAP_HI = CAP_WHY = CAP_G = CAP_FAIL = CAP_BOTH = CAP_EST = FLOOR = CAP_BASE = ""
+    CAP_REPS = CAP_AT_LEAST = CAP_CONTENDED = CAP_SPREAD = 0
     for (i = 1; i <= rows[CK]; i++) {
         g = order[CK, i]
         split(g, part, ",")
@@ -732,10 +730,13 @@ function capacity_text(rung, n,    t) {
     return t
 }
 
-function curve_rung_list(    list) {
-    list = "04-select " curve_rungs
-    return list
+# swept(rung): capacity_text() at curve_n; "" for a rung the curves did not sweep.
+function swept(rung,    t) {
+    t = capacity_text(rung, curve_n)
+    return CAP_WHY == "not swept" ? "" : t
 }
+
+function curve_rung_list() { return "04-select " curve_rungs }
 
 # The connections a rung was swept at, for the curves' n: 04-select's
 # below FD_SETSIZE, and a sweep that shrank to the room here at its own n.
@@ -776,22 +777,19 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, le
 # the doubling sweeps): one line "rung n low high" per rung whose knee the
 # sweep bracketed on the server's side; with only_unsteady, per rung whose
 # rounds so far are unsteady (reproduce.sh's extra rounds).
-function write_brackets(only_unsteady,    n, i, rung) {
+function write_brackets(only_unsteady,    n, i) {
     n = split(curve_rung_list(), R, " ")
-    for (i = 1; i <= n; i++) {
-        rung = R[i]
-        capacity(rung, curve_at(rung, curve_n))
-        if (only_unsteady && !unsteady()) continue
-        if (CAP != "" && CAP_FAIL != "") print rung, curve_at(rung, curve_n), CAP_BASE, CAP_FAIL
-    }
+    for (i = 1; i <= n; i++) bracket(R[i], curve_at(R[i], curve_n), only_unsteady)
     if (only_unsteady) return
     CK = "headroom"
     n = split(ENVIRON["HEADROOM_SWEEPS"], R, " ")
-    for (i = 1; i <= n; i++) {
-        capacity(R[i], curve_n)
-        if (CAP != "" && CAP_FAIL != "") print R[i], curve_n, CAP_BASE, CAP_FAIL
-    }
+    for (i = 1; i <= n; i++) bracket(R[i], curve_n, 0)
     CK = "curves"
+}
+function bracket(rung, n, only_unsteady) {
+    capacity(rung, n)
+    if (CAP != "" && CAP_FAIL != "" && (!only_unsteady || unsteady()))
+        print rung, n, CAP_BASE, CAP_FAIL
 }
 
 # curve_faults(rung, n): note the sweep's faults (MIS) and missing steps (WHY); 1 if any.
@@ -963,10 +961,9 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
     start()
     if (curve_status != "") { skip(curve_status); verdict("c10k wall", 0, ""); return }
     if (curve_faults("05-poll", curve_n)) bad = 1
-    capacity("05-poll", curve_n)
-    poll = CAP + 0; f5 = FLOOR
     text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll",
         curve_n))
+    poll = CAP + 0; f5 = FLOOR
     n = split("06-kqueue 07-epoll", R, " ")
     for (i = 1; i <= n; i++) {
         rung = R[i]
@@ -1168,14 +1165,14 @@ function common_step(list, n,    r, nr, i, j, g, part, rate, ok, best) {
 
 # The servers past the ladder on the same curve as 07-epoll: capacity, and
 # CPU and context switches per message at one step all of them kept up with.
-function finding_beyond(    list, r, nr, i, text, absent, step, g) {
+function finding_beyond(    list, r, nr, i, text, absent, step, g, t) {
     if (curve_status != "") { finding("beyond", "not measured: " curve_status); return }
     nr = split("07-epoll 08-io_uring 09-reuseport", r, " ")
     for (i = 1; i <= nr; i++) {
-        capacity(r[i], curve_n)
-        if (CAP_WHY == "not swept") { absent = absent ", " r[i]; continue }
+        t = swept(r[i])
+        if (t == "") { absent = absent ", " r[i]; continue }
         list = list " " r[i]
-        text = text sprintf("; %s %s", r[i], capacity_text(r[i], curve_n))
+        text = text sprintf("; %s %s", r[i], t)
     }
     text = "capacity at " curve_n " connections: " substr(text, 3)
     if (absent != "") text = text "; not on the curves: " substr(absent, 3) \
@@ -1206,7 +1203,7 @@ function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, tex
     server_cpu = ENVIRON["C10K_SERVER_CPU"]; loops = ENVIRON["M_CORES"]
     free = (server_cpu != "") ? 1 : ncpu - threads
     text = sprintf("%d allowed CPU(s), loadgen on %d thread(s) (CPU(s) %s), ", ncpu, threads,
-        ENVIRON["CURVE_CLIENT_CPUS"] == "" ? "?" : ENVIRON["CURVE_CLIENT_CPUS"])
+        shown(ENVIRON["CURVE_CLIENT_CPUS"]))
     if (server_cpu != "")
         text = text sprintf("the server pinned to CPU %s: 09-reuseport's %s loops share that one " \
             "CPU, as 07-epoll's one loop does, so no gain can show in these curves", server_cpu,
@@ -1219,10 +1216,7 @@ function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, tex
             "loops compete with loadgen's threads and no gain can show"
     if (ncpu == 2) text = text "; on 2 CPUs there is none to spare: loadgen needs the other one, " \
         "and an unpinned second loop would compete with it"
-    capacity("07-epoll", curve_n); c7 = CAP_WHY == "not swept" ? "" : capacity_text("07-epoll",
-        curve_n)
-    capacity("09-reuseport", curve_n)
-    c9 = CAP_WHY == "not swept" ? "" : capacity_text("09-reuseport", curve_n)
+    c7 = swept("07-epoll"); c9 = swept("09-reuseport")
     if (c7 != "" && c9 != "") text = text "; measured: 09-reuseport " c9 " against 07-epoll " c7
     else text = text "; 09-reuseport was not on the curves of this run"
     finding("reuseport", text)
