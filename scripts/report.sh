@@ -43,8 +43,7 @@ MEM_NAME=PSS
 [ "$MEM_KEY" = server_pss_kb ] || MEM_NAME=footprint
 
 rm -f "$RESULTS"/*.csv "$RESULTS"/*.svg "$RESULTS"/*.png "$RESULTS"/verdicts.tsv \
-    "$RESULTS"/report.md \
-    "$RESULTS"/findings.tsv
+    "$RESULTS"/report.md "$RESULTS"/findings.tsv
 shopt -s nullglob
 if ! awk -f "$ROOT/scripts/lib/report.awk" "$RAW"/*.jsonl /dev/null >"$RESULTS/verdicts.tsv"; then
     echo "report.sh: scripts/lib/report.awk failed: no verdicts" >&2
@@ -155,13 +154,42 @@ finding() {
     printf '%s\n' "${text:-(no finding: report.awk wrote none for $1)}"
 }
 
-report_head() {
-    local run="" claims="not the project's claims."
+# How many steps of the curves and knees loadgen found contended, ran again,
+# and still found contended (their JSON lines: contended, contended_retries),
+# and how many of those kept were slowed (slowdown_pct over slowed_bound_pct).
+contention_summary() {
+    local f
+    for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl "$RAW"/headroom.jsonl \
+        "$RAW"/headroom_knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
+        /"contended_retries":/ { steps++; r = $0; sub(/.*"contended_retries":/, "", r)
+            if (r + 0 > 0) retried++
+            d = $0; b = $0; sub(/.*"slowdown_pct":/, "", d); sub(/.*"slowed_bound_pct":/, "", b)
+            if ($0 ~ /"slowdown_pct":[0-9-]/ && d + 0 > b + 0) slowed++
+            if ($0 ~ /"contended":true/) { still++
+                s = $0; sub(/.*"rung":"/, "", s); sub(/".*/, "", s)
+                t = $0; sub(/.*"rate_offered":/, "", t); sub(/[.,].*/, "", t)
+                which = which (which == "" ? "" : ", ") s " at " t } }
+        END { if (!steps) { print "not measured (no contention figures in these results)"; exit }
+              printf "%d of %d windows run again, %d still contended after their retries%s",
+                  retried, steps, still, still ? " (" which "; they count for nobody)" : ""
+              printf "; %d of those kept ran on CPUs slower than their best at the speed " \
+                  "probe by more than its bound (counted as contended)", slowed }'
+}
+
+# report.md, section by section.
+report_md() {
+    local run="" claims="not the project's claims." portable="" waited=""
     [ "${FULL:-0}" = 1 ] &&
         run=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
     [ "$QUICK" = 1 ] && run=" A **--quick** run: fewer repetitions and smaller N; $claims"
     [ "${SMOKE:-0}" = 1 ] &&
         run=" A **--smoke** run: tiny counts, one run each, to exercise the path; $claims"
+    [ "$PORTABLE" = 1 ] && portable="; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken
+on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through
+the shim, connections from 127.0.0.1 only)"
+    [ "${PORT_WAIT_S:-0}" != 0 ] &&
+        waited="Waited $PORT_WAIT_S s in all for ephemeral ports in TIME_WAIT to come free
+(at most ${PORT_BUDGET:-?} fresh ports within ${PORT_TIME_WAIT_S:-?} s)."
     cat <<EOF
 # The I/O ladder, measured on this machine
 
@@ -177,18 +205,6 @@ optional tool explains it.
 | claim | verdict |
 |---|---|
 $(awk -F'\t' '{ printf "| %s | **%s**: %s |\n", $1, $2, $3 }' "$RESULTS/verdicts.tsv")
-EOF
-}
-
-report_machine() {
-    local portable="" waited=""
-    [ "$PORTABLE" = 1 ] && portable="; **LADDER_FORCE_PORTABLE=1**: the off-Linux path taken
-on Linux (no taskset, nothing read from /proc by the scripts, loadgen's kqueue backend through
-the shim, connections from 127.0.0.1 only)"
-    [ "${PORT_WAIT_S:-0}" != 0 ] &&
-        waited="Waited $PORT_WAIT_S s in all for ephemeral ports in TIME_WAIT to come free
-(at most ${PORT_BUDGET:-?} fresh ports within ${PORT_TIME_WAIT_S:-?} s)."
-    cat <<EOF
 
 ## Machine
 
@@ -212,33 +228,6 @@ DAMON's page monitors: ${DAMON_TEXT:-not recorded}.
 Contention in the load curves: $(contention_summary).
 $([ -n "$SKIPPED_TOOLS" ] && printf 'Skipped: %s\n' "$SKIPPED_TOOLS")
 $waited
-EOF
-}
-
-# How many steps of the curves and knees loadgen found contended, ran again,
-# and still found contended (their JSON lines: contended, contended_retries),
-# and how many of those kept were slowed (slowdown_pct over slowed_bound_pct).
-contention_summary() {
-    local f
-    for f in "$RAW"/curves.jsonl "$RAW"/knees.jsonl "$RAW"/headroom.jsonl \
-        "$RAW"/headroom_knees.jsonl; do [ -f "$f" ] && cat "$f"; done | awk '
-        /"contended_retries":/ { steps++; r = $0; sub(/.*"contended_retries":/, "", r)
-            if (r + 0 > 0) retried++
-            d = $0; b = $0; sub(/.*"slowdown_pct":/, "", d); sub(/.*"slowed_bound_pct":/, "", b)
-            if ($0 ~ /"slowdown_pct":[0-9-]/ && d + 0 > b + 0) slowed++
-            if ($0 ~ /"contended":true/) { still++
-                s = $0; sub(/.*"rung":"/, "", s); sub(/".*/, "", s)
-                t = $0; sub(/.*"rate_offered":/, "", t); sub(/[.,].*/, "", t)
-                which = which (which == "" ? "" : ", ") s " at " t } }
-        END { if (!steps) { print "not measured (no contention figures in these results)"; exit }
-              printf "%d of %d windows run again, %d still contended after their retries%s",
-                  retried, steps, still, still ? " (" which "; they count for nobody)" : ""
-              printf "; %d of those kept ran on CPUs slower than their best at the speed " \
-                  "probe by more than its bound (counted as contended)", slowed }'
-}
-
-report_settings() {
-    cat <<EOF
 
 ## Settings
 
@@ -274,11 +263,6 @@ report_settings() {
   $YARD_RUNG and libuv, in random order within each pair. Yardstick: $YARD_TEXT.
 - System calls: after the timed runs, each server once under \`strace -c -f\` (attached to every
   thread), one open-loop \`c10k\` run at the connections and rate its row of section 9 says.
-EOF
-}
-
-report_claims() {
-    cat <<EOF
 
 ## 1. Stall
 
@@ -320,11 +304,6 @@ $(md select.csv rung=rung requested=requested served=served refused=refused lost
 $(md scan.csv rung=rung idle=idle runs=runs rtt_p50_us="p50 (µs)" rtt_p50_us_min=min \
     rtt_p50_us_max=max rtt_p99_us="p99 (µs)" \
     server_cpu_ms_per_1k="server CPU per 1k round trips (ms)" faulty_runs="faulty runs" error=error)
-EOF
-}
-
-report_c10k() {
-    cat <<EOF
 
 ## 6. C10K, closed loop: how many can it hold
 
@@ -338,11 +317,6 @@ $(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswere
     echoes_per_conn_min="echoes/conn min" echoes_per_conn_p50=median echoes_per_conn_max=max \
     msgs_per_s="messages/s" saturated=saturated connect_ms_max="slowest connect (ms)" \
     server_hwm_kb="peak RSS (KiB)" server_threads=threads faulty_runs="faulty runs" error=error)
-EOF
-}
-
-report_walls() {
-    cat <<EOF
 
 ## 7. The walls: load curves and capacities
 
@@ -409,11 +383,6 @@ $( [ -s "$RESULTS/knees.csv" ] && printf '\n%s\n\n%s\n' "The bisection rounds, e
         lag_p90_us="send lag p90 (µs)" client_thread_cpu_pct_max="loadgen thread (%)" \
         contended_ntrue="contended" contended_retries="retries" faulty_runs="faulty runs" \
         error=error)")
-EOF
-}
-
-report_tail() {
-    cat <<EOF
 
 ## 8. Yardstick: $YARD_RUNG beside libuv
 
@@ -441,16 +410,6 @@ else echo "None: every measurement gave a result and every server exited 0 on SI
 Raw JSON lines are in \`raw/\`, one CSV per table beside this file, stderr of servers and loadgen
 in \`logs/\`.
 EOF
-}
-
-report_md() {
-    report_head
-    report_machine
-    report_settings
-    report_claims
-    report_c10k
-    report_walls
-    report_tail
 }
 
 mkdir -p "$RESULTS/logs"

@@ -285,6 +285,8 @@ function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # shown(x) leaves x as it came.
 function known(x, d) { return x == "" ? "?" : fixed(x, d) }
 function shown(x) { return x == "" ? "?" : x }
+# A CSV cell for a flag.
+function yes(flag) { return flag ? "yes" : "no" }
 # A value for a CSV cell: two decimals, or empty when it is missing.
 function two_places(x) { return x == "" ? "" : fixed(x, 2) }
 # How many times from, to is: two decimals; "" when from is 0 or missing.
@@ -745,7 +747,7 @@ function curve_at(rung, n) {
         (rung == "04-select" && n + 0 > curve_n_select + 0) ? curve_n_select : n)
 }
 
-function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, least) {
+function write_capacity(    file, n, nn, i, j, rung, nlist, N) {
     file = out "/capacity.csv"
     print "rung,n,capacity_msgs_per_s,capacity_min,capacity_max,repeats,unsteady,at_least," \
         "why,estimate_msgs_per_s,both_saturated_at,contended_steps,floor_p" OBJ_PCT \
@@ -759,16 +761,12 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N, cpu, pct, csw, le
             if (rung == "04-select" && j < nn) continue
             capacity(rung, nlist)
             if (CAP_WHY == "not swept") continue
-            cpu = pct = csw = ""
-            if (CAP_G != "") {
-                cpu = med("curves", CAP_G, "server_cpu_us_per_msg")
-                pct = med("curves", CAP_G, "server_cpu_pct")
-                csw = med("curves", CAP_G, "server_ctx_switches_per_msg")
-            }
-            least = CAP_AT_LEAST ? "yes" : "no"
+            # The CPU figures at the bracket's foot: none without one (CAP_G "").
             printf("%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP,
-                CAP_LO, CAP_HI, CAP_REPS, unsteady() ? "yes" : "no", least, CAP_WHY, CAP_EST,
-                CAP_BOTH, CAP_CONTENDED, FLOOR, cpu, pct, csw) > file
+                CAP_LO, CAP_HI, CAP_REPS, yes(unsteady()), yes(CAP_AT_LEAST), CAP_WHY, CAP_EST,
+                CAP_BOTH, CAP_CONTENDED, FLOOR, med("curves", CAP_G, "server_cpu_us_per_msg"),
+                med("curves", CAP_G, "server_cpu_pct"),
+                med("curves", CAP_G, "server_ctx_switches_per_msg")) > file
         }
     close(file)
 }
@@ -1287,7 +1285,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
                 pool[++np] = int(CAP_EACH[j] * 100 / q + 0.5)
         } else if (fault != "") text = text " (the server misbehaved: " fault ")"
         printf("%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, q, curve_n, CAP, CAP_LO, CAP_HI,
-            CAP_REPS, CAP_AT_LEAST ? "yes" : "no", CAP_WHY, s, lo, hi) > HR_FILE
+            CAP_REPS, yes(CAP_AT_LEAST), CAP_WHY, s, lo, hi) > HR_FILE
     }
     CK = "curves"
     if (text == "") return ""
