@@ -76,8 +76,7 @@ BEGIN {
     # epoll (libuv is a kqueue loop there).
     CK = "curves"                          # the sweeps capacity() reads
     yard_rung = ENVIRON["YARD_RUNG"]; if (yard_rung == "") yard_rung = "07-epoll"
-    # Off Linux: which rungs the platform lacks, and the memory figure it has.
-    skip_rungs = ENVIRON["SKIP_RUNGS"]; skip_why = ENVIRON["SKIP_WHY"]
+    # Off Linux: the memory figure the platform has (SKIP_RUNGS: the rungs it lacks).
     mem_key = ENVIRON["MEM_KEY"]; if (mem_key == "") mem_key = "server_pss_kb"
     mem_name = (mem_key == "server_pss_kb") ? "PSS" : "footprint"
 
@@ -297,7 +296,7 @@ function median_range(k, g, key, d,    a, b, c) {
     if (a == "") return "?"
     return (b == c) ? fixed(a, d) : fixed(a, d) " (" fixed(b, d) "-" fixed(c, d) ")"
 }
-function skipped(rung) { return index(" " skip_rungs " ", " " rung " ") > 0 }
+function skipped(rung) { return index(" " ENVIRON["SKIP_RUNGS"] " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
 function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
 
@@ -378,7 +377,7 @@ function say(claim, outcome, text, class) { printf "%s\t%s\t%s\t%s\n", claim, ou
 # The outcome: the server's faults first, then what could not be measured,
 # then the numbers.
 function verdict(claim, ok, text) {
-    if (NOTE != "") text = text " (" NOTE " not measured: " skip_why ")"
+    if (NOTE != "") text = text " (" NOTE " not measured: " ENVIRON["SKIP_WHY"] ")"
     if (MIS != "") say(claim, "NOT reproduced",
         "the server misbehaved: " MIS (text == "" ? "" : " | measured: " text), "server")
     else if (WHY != "") say(claim, "not measured", WHY (text == "" ? "" : " | measured: " text),
@@ -1277,12 +1276,10 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
         text = text sprintf("; held to %d%% of a core, %s", q, capacity_text(sw, curve_n))
         s = lo = hi = ""
         if (CAP != "" && !CAP_AT_LEAST && fault == "") {
-            s = int(CAP * 100 / q + 0.5); lo = int(CAP_LO * 100 / q + 0.5)
-            hi = int(CAP_HI * 100 / q + 0.5)
+            s = per_core(CAP, q); lo = per_core(CAP_LO, q); hi = per_core(CAP_HI, q)
             text = text sprintf(", %s per full core", s)
             got++; if (got <= 2) { E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q }
-            if (got <= 2) for (j = 1; j <= CAP_REPS; j++)
-                pool[++np] = int(CAP_EACH[j] * 100 / q + 0.5)
+            if (got <= 2) for (j = 1; j <= CAP_REPS; j++) pool[++np] = per_core(CAP_EACH[j], q)
         } else if (fault != "") text = text " (the server misbehaved: " fault ")"
         printf("%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, q, curve_n, CAP, CAP_LO, CAP_HI,
             CAP_REPS, yes(CAP_AT_LEAST), CAP_WHY, s, lo, hi) > HR_FILE
@@ -1315,6 +1312,9 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
         fixed(2 ^ 0.25, 2), HR_EST, HR_LO, HR_HI, np)
 }
 
+# per_core(x, q): a rate measured at q% of a core, scaled to a full core.
+function per_core(x, q) { return int(x * 100 / q + 0.5) }
+
 # Every headroom rung's knees under a quota, before the verdicts (the walls'
 # order reads them): headroom_capacity.csv, HR_TEXT, and per rung HR_EST_OF,
 # HR_LO_OF, HR_HI_OF, HR_LB_OF (headroom()'s figures); HR_STATUS, why none.
@@ -1343,14 +1343,12 @@ function headroom_figures(    n, R, i, t) {
 function finding_headroom(    text, e7, l7, h7, b7, e8, l8, h8, b8, what) {
     if (HR_STATUS != "") { finding("headroom", "not measured: " HR_STATUS); return }
     text = HR_TEXT
-    e7 = HR_EST_OF["07-epoll"]; l7 = HR_LO_OF["07-epoll"]; h7 = HR_HI_OF["07-epoll"]
-    b7 = HR_LB_OF["07-epoll"]
-    e8 = HR_EST_OF["08-io_uring"]; l8 = HR_LO_OF["08-io_uring"]; h8 = HR_HI_OF["08-io_uring"]
-    b8 = HR_LB_OF["08-io_uring"]
     # A lower bound reaches from its figure up: it is told apart from a
     # figure with a range only when it lies above that range.
-    if (b7) { l7 = e7; h7 = "" }
-    if (b8) { l8 = e8; h8 = "" }
+    e7 = HR_EST_OF["07-epoll"]; b7 = HR_LB_OF["07-epoll"]
+    l7 = b7 ? e7 : HR_LO_OF["07-epoll"]; h7 = b7 ? "" : HR_HI_OF["07-epoll"]
+    e8 = HR_EST_OF["08-io_uring"]; b8 = HR_LB_OF["08-io_uring"]
+    l8 = b8 ? e8 : HR_LO_OF["08-io_uring"]; h8 = b8 ? "" : HR_HI_OF["08-io_uring"]
     what = sprintf("08-io_uring %s%s, 07-epoll %s%s msgs/s at a full core", b8 ? "at least " : \
         "about ", e8, b7 ? "at least " : "about ", e7)
     if (e7 == "" || e8 == "") what = ""
