@@ -62,8 +62,7 @@ BEGIN {
     if (c10k_claim == "") c10k_claim = c10k_rungs
     scan_last = ENVIRON["SCAN_IDLE"]; sub(/.*,/, "", scan_last)
     scan_last_select = ENVIRON["SCAN_IDLE_SELECT"]; sub(/.*,/, "", scan_last_select)
-    curve_rungs = ENVIRON["CURVE_RUNGS"]; curve_ns = ENVIRON["CURVE_NS"]; curve_status = \
-        ENVIRON["CURVE_STATUS"]
+    curve_ns = ENVIRON["CURVE_NS"]; curve_status = ENVIRON["CURVE_STATUS"]
     curve_n = curve_ns; sub(/.* /, "", curve_n)   # the largest: C10K
     curve_n_select = ENVIRON["CURVE_N_SELECT"]; beyond_status = ENVIRON["BEYOND_STATUS"]
     yard_n = ENVIRON["YARD_N"]; yard_rate = ENVIRON["YARD_RATE"]; yard_pairs = ENVIRON["YARD_PAIRS"]
@@ -215,7 +214,7 @@ function faults(kind, g,    list, c, nc, i, v, what, e) {
 
 # ---- statistics -----------------------------------------------------------
 
-# stat(kind, group, key, what): median, min, max, ntrue (runs with "true")
+# stat(kind, group, key, what): median ("" too), min, max, ntrue (runs with "true")
 # or nsat (runs saturated on either side) over the runs with a value; ""
 # when none has one.
 function stat(k, g, key, what,    n, i, a, m) {
@@ -302,20 +301,18 @@ function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? 
 
 # ---- tables ---------------------------------------------------------------
 
-function write_csv(kind,    spec, cols, file, i, j, c, w, g, col) {
+function write_csv(kind,    spec, cols, file, i, j, c, w, g, col, head) {
     split(T[kind], spec, "|")
     gsub(/ /, ",", spec[1])
     file = out "/" kind ".csv"
     c = split(spec[2], cols, " ")
-    printf "%s,runs", spec[1] > file
-    for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s",
-        w[1] (w[2] == "" ? "" : "_" w[2]) > file }
-    print ",faulty_runs,error" > file
+    head = spec[2]; gsub(/ /, ",", head); gsub(/:/, "_", head)    # wait_ms:min: wait_ms_min
+    print spec[1] ",runs," head ",faulty_runs,error" > file
     for (i = 1; i <= rows[kind]; i++) {
         g = order[kind, i]
         printf "%s,%d", g, runs[kind, g] > file
         for (j = 1; j <= c; j++) { split(cols[j], w, ":"); printf ",%s", stat(kind, g, w[1],
-            w[2] == "" ? "median" : w[2]) > file }
+            w[2]) > file }
         col = ((kind, g) in err) ? err[kind, g] : ""
         if ((kind, g) in sfirst) col = sfirst[kind, g]
         gsub(/,/, ";", col)
@@ -375,7 +372,7 @@ function per_conn(rung, n, key,    a, b) {
 
 function say(claim, outcome, text, class) { printf "%s\t%s\t%s\t%s\n", claim, outcome, text, class }
 # The outcome: the server's faults first, then what could not be measured,
-# then the numbers.
+# then the numbers; then a clean slate (start()) for the next verdict.
 function verdict(claim, ok, text) {
     if (NOTE != "") text = text " (" NOTE " not measured: " ENVIRON["SKIP_WHY"] ")"
     if (MIS != "") say(claim, "NOT reproduced",
@@ -383,11 +380,11 @@ function verdict(claim, ok, text) {
     else if (WHY != "") say(claim, "not measured", WHY (text == "" ? "" : " | measured: " text),
         HARD ? "failed" : "skipped")
     else say(claim, ok ? "reproduced" : "NOT reproduced", text, "ok")
+    start()
 }
 function start() { WHY = ""; MIS = ""; NOTE = ""; HARD = 0; split("", mis_seen) }
 
 function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms) {
-    start()
     hold_ms = hold * 1000
     w01 = get("stall", "01-blocking", "wait_ms")
     a01 = get("stall", "01-blocking", "after_close_ms")
@@ -409,7 +406,6 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
 }
 
 function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
-    start()
     n = split(rungs, R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
@@ -430,7 +426,6 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
 }
 
 function verdict_busy(    p) {
-    start()
     if (busy_status != "") skip("busy-poll: " busy_status)
     else p = get("idle_cpu", "busy-poll", "server_cpu_pct")
     verdict("busy-poll", p != "" && p >= BUSY_MIN_PCT,
@@ -440,7 +435,6 @@ function verdict_busy(    p) {
 }
 
 function verdict_memory(    n, i, v, e, text, ok, rn) {
-    start()
     n = split(mem_rungs, R, " ")
     for (i = 1; i <= n; i++) {
         rn = ran_n("memory", R[i], mem_n)
@@ -461,7 +455,6 @@ function verdict_memory(    n, i, v, e, text, ok, rn) {
 }
 
 function verdict_select(    s, rf, q, l, c, o, x, g) {
-    start()
     g = "04-select"
     q = get("select", g, "requested"); s = get("select", g, "served")
     rf = get("select", g, "refused"); l = get("select", g, "lost")
@@ -478,7 +471,6 @@ function verdict_select(    s, rf, q, l, c, o, x, g) {
 # want "grows" (select, poll) or "flat" (kqueue, epoll). Every idle count
 # of every run is part of the claim: a fault at any of them counts.
 function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g) {
-    start()
     n = split(list, R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
@@ -542,7 +534,6 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
 # (c10k_rungs: 02-fork, 03-threads) are shown after it, for contrast: what
 # went wrong there is shown but is not the claim's.
 function verdict_c10k(    n, i, k, text, other, contrast, rn) {
-    start()
     BAD = 0
     n = split(c10k_rungs, R, " ")
     for (i = 1; i <= n; i++) {
@@ -682,7 +673,7 @@ function unsteady() {
 }
 
 # knee(rung, n): the bisection rounds of the bracket [CAP, CAP_FAIL].
-function knee(rung, n,    i, g, part, r, k, at, stopped, caps, nr, c, base, save) {
+function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
     base = CAP; save = CK; CK = KNEES_OF[CK]
     for (i = 1; i <= rows[CK]; i++) {
         g = order[CK, i]
@@ -699,10 +690,8 @@ function knee(rung, n,    i, g, part, r, k, at, stopped, caps, nr, c, base, save
     }
     CK = save
     if (!nr) return
-    c = 0
-    for (r in at) caps[++c] = at[r]
-    CAP = median_of(caps, c); CAP_LO = caps[1]; CAP_HI = caps[c]; CAP_REPS = c
-    for (i = 1; i <= c; i++) CAP_EACH[i] = caps[i]
+    for (r in at) CAP_EACH[++c] = at[r]
+    CAP = median_of(CAP_EACH, c); CAP_LO = CAP_EACH[1]; CAP_HI = CAP_EACH[c]; CAP_REPS = c
     # The bracket is cut in four: one step is its fourth root.
     CAP_SPREAD = int(4 * log(CAP_HI / CAP_LO) / log(CAP_FAIL / base) + 0.5)
     # The rounds sweep the bracket's top too: kept up with there, the
@@ -737,7 +726,7 @@ function swept(rung,    t) {
     return CAP_WHY == "not swept" ? "" : t
 }
 
-function curve_rung_list() { return "04-select " curve_rungs }
+function curve_rung_list() { return "04-select " ENVIRON["CURVE_RUNGS"] }
 
 # The connections a rung was swept at, for the curves' n: 04-select's
 # below FD_SETSIZE, and a sweep that shrank to the room here at its own n.
@@ -823,7 +812,6 @@ function shim_label() { return " [through the shim: epoll's figure]" }
 # the same connections (02, 03, 05); a rung above it is NOT reproduced.
 function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, topc, topl, c, \
     order_text, topw) {
-    start()
     if (curve_status != "") { skip(curve_status); verdict("walls", 0, ""); return }
     if (!("curves" in seen)) why("no curves results (raw/curves.jsonl missing or empty)")
     top = skipped("07-epoll") ? "06-kqueue" : "07-epoll"
@@ -844,14 +832,8 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
             t = t ": not measured: " stopped_by(CAP_WHY, "the sweep ended") " before the wall"
         }
         if (R[i] ~ /^0[235]-/ && CAP_FAIL != "" && topc != "" && c != "" && c + 0 > topc + 0) {
-            if (!topl) {
-                bad = 1
-                order_text = order_text sprintf("; %s holds more than %s (%s against %s msgs/s)",
-                    R[i], top, c, topc)
-            } else {
-                order_text = order_text walls_order(top, topc, topw, R[i], c)
-                bad = bad || ORDER_BAD
-            }
+            order_text = order_text walls_order(top, topc, topl, topw, R[i], c)
+            bad = bad || ORDER_BAD
         }
         text = text sprintf("; %s at %s: %s", R[i], cn, t)
         if (CAP_G != "") text = text sprintf(", %s us CPU/msg at %s%% of its core",
@@ -885,13 +867,15 @@ function stopped_by(reason, otherwise) {
     return reason ~ /client/ ? "client-bound" : reason ~ /contended/ ? "contended" : otherwise
 }
 
-# The top loop stopped short of its knee on its full core (the client, say:
-# topw) below a lower rung's capacity c: the order is read at its figure
-# held by a quota and scaled (the headroom sweep, where the client has
-# room). Not there, or a lower bound below c: not measured. Below c:
-# ORDER_BAD, as on a full core.
-function walls_order(top, topc, topw, rung, c,    e, t) {
-    e = HR_EST_OF[top]; ORDER_BAD = 0
+# A lower rung's capacity c above the top loop's topc: out of order
+# (ORDER_BAD) when topc is its figure on its full core. Where the top loop
+# stopped short of its knee there (the client, say: topw, and topl set), the
+# order is read at its figure held by a quota and scaled (the headroom
+# sweep, where the client has room). Not there, or a lower bound below c:
+# not measured. Below c: ORDER_BAD, as on a full core.
+function walls_order(top, topc, topl, topw, rung, c,    e, t) {
+    e = HR_EST_OF[top]; ORDER_BAD = !topl
+    if (!topl) return sprintf("; %s holds more than %s (%s against %s msgs/s)", rung, top, c, topc)
     t = sprintf("; against %s at %s msgs/s: %s at least %s on its full core (%s)",
         rung, c, top, topc, topw)
     if (e == "" || (HR_LB_OF[top] && e + 0 < c + 0)) {
@@ -955,7 +939,6 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
 # shim over epoll, shown and not counted.
 function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns, S, j, g5, g7, \
     a, b, f5, f7) {
-    start()
     if (curve_status != "") { skip(curve_status); verdict("c10k wall", 0, ""); return }
     if (curve_faults("05-poll", curve_n)) bad = 1
     text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll",
@@ -1022,7 +1005,6 @@ function median_of(a, n,    i, j, t) {
 # median ratio and its 95% bootstrap interval (2000 resamples, fixed seed:
 # the report is the same each time it is made from the same raw results).
 function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
-    start()
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
     if (WHY != "") { verdict("yardstick", 0, ""); return }
@@ -1373,6 +1355,7 @@ END {
     headroom_figures()
     for (kind in T) if ((kind in seen) && kind != "syscalls") write_csv(kind)
     write_memory_per_conn()
+    start()
     verdict_stall()
     verdict_idle()
     verdict_busy()
