@@ -244,8 +244,10 @@ function num(v) { return v ~ /^-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?$/ ? v + 0 : v
 # why(s): a reason the claim could not be measured that is a failure of the
 # run; skip(s): one the platform or an optional tool explains. Either goes
 # into WHY; HARD says whether any was a failure.
-function why(s) { if (index(WHY, s) == 0) WHY = WHY (WHY == "" ? "" : "; ") s; HARD = 1 }
-function skip(s) { if (index(WHY, s) == 0) WHY = WHY (WHY == "" ? "" : "; ") s }
+function why(s) { skip(s); HARD = 1 }
+function skip(s) { if (index(WHY, s) == 0) WHY = join(WHY, "; ", s) }
+# join(a, sep, b): a and b, with sep between them where both are there.
+function join(a, sep, b) { return a == "" ? b : b == "" ? a : a sep b }
 
 # misbehaved(kind, group, label): note the group's server faults in MIS
 # (once per verdict), and loadgen's own in WHY; 1 if the server misbehaved.
@@ -255,8 +257,8 @@ function misbehaved(k, g, label) {
     if (!((k, g) in nfault)) return 0
     if (!((k, g) in mis_seen)) {
         mis_seen[k, g] = 1
-        MIS = MIS (MIS == "" ? "" : "; ") label ": faults in " nfault[k, g] \
-            " of " runs[k, g] " runs, first " sfirst[k, g]
+        MIS = join(MIS, "; ", label ": faults in " nfault[k, g] " of " runs[k, g] " runs, first " \
+            sfirst[k, g])
     }
     return 1
 }
@@ -297,7 +299,7 @@ function median_range(k, g, key, d,    a, b, c) {
 }
 function skipped(rung) { return index(" " ENVIRON["SKIP_RUNGS"] " ", " " rung " ") > 0 }
 # A rung this platform does not have: said in the verdict, not held against it.
-function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = NOTE (NOTE == "" ? "" : ", ") rung }
+function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = join(NOTE, ", ", rung) }
 
 # ---- tables ---------------------------------------------------------------
 
@@ -517,8 +519,7 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     if (msgs != "" && msgs + 0 <= 0) prog = "no message echoed inside the window"
     else if (e0 != "" && e0 + 0 < 1) prog = \
         "a connection got no echo inside the window (echoes per connection min " e0 ")"
-    if (prog != "" && !contrast) MIS = MIS (MIS == "" ? "" : "; ") rung " run " k \
-        ": no progress: " prog
+    if (prog != "" && !contrast) MIS = join(MIS, "; ", rung " run " k ": no progress: " prog)
     if (bad && !contrast) BAD = 1
     cpu = med("c10k", g, "server_cpu_us_per_msg")
     sat = med("c10k", g, "saturated")
@@ -925,7 +926,7 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
         got++
         p = "05-poll," n "," part[3]
         if (contended("curves", g) || contended("curves", p))
-            LIGHT_CONTENDED = LIGHT_CONTENDED (LIGHT_CONTENDED == "" ? "" : ", ") part[3] + 0
+            LIGHT_CONTENDED = join(LIGHT_CONTENDED, ", ", part[3] + 0)
         else list = list " " part[3]
     }
     return substr(list, 2)
