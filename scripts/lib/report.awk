@@ -773,6 +773,7 @@ function write_brackets(only_unsteady,    n, i) {
     for (i = 1; i <= n; i++) bracket(R[i], curve_n, 0)
     CK = "curves"
 }
+# bracket(rung, n, only_unsteady): the rung's line, if its knee is bracketed.
 function bracket(rung, n, only_unsteady) {
     capacity(rung, n)
     if (CAP != "" && CAP_FAIL != "" && (!only_unsteady || unsteady()))
