@@ -237,6 +237,13 @@ function count(k, g, key, v,    n, i, m) {
     return m + 0
 }
 
+# step_of(kind, i, rung, n, part): the kind's i-th group, its tags split
+# into part, where it is rung's at n connections; "" where it is not.
+function step_of(k, i, rung, n, part) {
+    split(order[k, i], part, ",")
+    return (part[1] == rung && part[2] == n) ? order[k, i] : ""
+}
+
 # Numbers as numbers (awk compares a string with a number as strings:
 # "999" > 1350 is true); "true", "false" and other text stay text.
 function num(v) { return v ~ /^-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?$/ ? v + 0 : v }
@@ -621,9 +628,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
     CAP = CAP_LO = CAP_HI = CAP_WHY = CAP_G = CAP_FAIL = CAP_BOTH = CAP_EST = FLOOR = CAP_BASE = ""
     CAP_REPS = CAP_AT_LEAST = CAP_CONTENDED = CAP_SPREAD = 0
     for (i = 1; i <= rows[CK]; i++) {
-        g = order[CK, i]
-        split(g, part, ",")
-        if (part[1] != rung || part[2] != n) continue
+        if ((g = step_of(CK, i, rung, n, part)) == "") continue
         steps++
         k = step_kind(g)
         pv = objective_p(g)
@@ -677,9 +682,7 @@ function unsteady() {
 function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
     base = CAP; save = CK; CK = KNEES_OF[CK]
     for (i = 1; i <= rows[CK]; i++) {
-        g = order[CK, i]
-        split(g, part, ",")
-        if (part[1] != rung || part[2] != n) continue
+        if ((g = step_of(CK, i, rung, n, part)) == "") continue
         r = part[3]
         if (!(r in at)) { at[r] = base; nr++ }
         if (r in stopped) continue
@@ -785,9 +788,7 @@ function curve_faults(rung, n,    i, g, part, bad, any, k) {
     for (k = 1; k <= 2; k++) {
         K = k == 1 ? "curves" : "knees"
         for (i = 1; i <= rows[K]; i++) {
-            g = order[K, i]
-            split(g, part, ",")
-            if (part[1] != rung || part[2] != n) continue
+            if ((g = step_of(K, i, rung, n, part)) == "") continue
             if (k == 1) any = 1
             if (misbehaved(K, g, rung " at " n " connections")) bad = 1
             else if ((K, g) in plat) skip(rung ": " plat[K, g])
@@ -920,9 +921,7 @@ function contended(k, g,    n) {
 function light_steps(rung, n, want,    i, g, part, list, got, p) {
     LIGHT_CONTENDED = ""
     for (i = 1; i <= rows["curves"] && got < want; i++) {
-        g = order["curves", i]
-        split(g, part, ",")
-        if (part[1] != rung || part[2] != n) continue
+        if ((g = step_of("curves", i, rung, n, part)) == "") continue
         if (med("curves", g, "server_cpu_us_per_msg") == "") continue
         got++
         p = "05-poll," n "," part[3]
@@ -1131,9 +1130,7 @@ function uring_against_epoll(e, u) {
 function common_step(list, n,    r, nr, i, j, g, part, rate, ok, best) {
     nr = split(list, r, " ")
     for (i = 1; i <= rows["curves"]; i++) {
-        g = order["curves", i]
-        split(g, part, ",")
-        if (part[1] != r[1] || part[2] != n) continue
+        if ((g = step_of("curves", i, r[1], n, part)) == "") continue
         rate = part[3]
         ok = 1
         for (j = 1; j <= nr; j++)
