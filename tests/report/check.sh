@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CASE=${1:?usage: check.sh CASE | --list}
 if [ "$CASE" = --list ]; then
-    echo $(sed -n 's/^\([a-z0-9-][a-z0-9-]*\)).*/\1/p' "$HERE/check.sh")
+    sed -n 's/^\([a-z0-9-][a-z0-9-]*\)).*/\1/p' "$HERE/check.sh" | paste -s -d ' ' -
     exit 0
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/report-test.XXXXXX") || exit 1
