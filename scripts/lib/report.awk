@@ -289,9 +289,9 @@ function get(k, g, key,    v) {
 # x with d decimals (1 by default).
 function fixed(x, d) { return sprintf("%." (d == "" ? 1 : d) "f", x) }
 # A value for the text of a verdict: "?" when it is missing, never 0;
-# shown(x) leaves x as it came.
+# known_text(x) leaves x as it came.
 function known(x, d) { return x == "" ? "?" : fixed(x, d) }
-function shown(x) { return x == "" ? "?" : x }
+function known_text(x) { return x == "" ? "?" : x }
 # A CSV cell for a flag.
 function yes(flag) { return flag ? "yes" : "no" }
 # A value for a CSV cell: two decimals, or empty when it is missing.
@@ -494,7 +494,7 @@ function verdict_scan(claim, want, list,    n, i, j, last, a, b, x, bad, text, g
         if (!shim(R[i]) && (x == "" || (want == "grows") != (x + 0 >= SCAN_GROWTH))) bad = 1
         text = text sprintf("; %s %s -> %s us from 0 to %d idle (%sx; medians of %d runs, at %d " \
             "idle %s)%s", R[i], fixed(a), fixed(b), last,
-            shown(x), runs["scan", R[i] "," last], last, median_range("scan",
+            known_text(x), runs["scan", R[i] "," last], last, median_range("scan",
                 R[i] "," last, "rtt_p50_us", 1), shim(R[i]) ? shim_label() " (not counted)" : "")
     }
     verdict(claim, !bad, substr(text, 3) sprintf(" (need %s %s x)", want == "grows" ? ">=" : "<",
@@ -531,8 +531,8 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     cpu = med("c10k", g, "server_cpu_us_per_msg")
     sat = med("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
-        k > 1 ? " run " k : "", shown(served), n == c10k_n ? n : n " (the room here)",
-        shown(msgs), shown(e0), shown(e5), shown(e9),
+        k > 1 ? " run " k : "", known_text(served), n == c10k_n ? n : n " (the room here)",
+        known_text(msgs), known_text(e0), known_text(e5), known_text(e9),
         cpu == "" ? "" : " (" fixed(cpu, 2) " us CPU/msg" \
             (sat != "" && sat != "none" ? ", " sat "-saturated" : "") ")",
         (prog != "" && contrast) ? " [no progress: " prog "]" : "", shim(rung) ? shim_label() : "")
@@ -1181,7 +1181,7 @@ function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, tex
     server_cpu = ENVIRON["C10K_SERVER_CPU"]; loops = ENVIRON["M_CORES"]
     free = (server_cpu != "") ? 1 : ncpu - threads
     text = sprintf("%d allowed CPU(s), loadgen on %d thread(s) (CPU(s) %s), ", ncpu, threads,
-        shown(ENVIRON["CURVE_CLIENT_CPUS"]))
+        known_text(ENVIRON["CURVE_CLIENT_CPUS"]))
     if (server_cpu != "")
         text = text sprintf("the server pinned to CPU %s: 09-reuseport's %s loops share that one " \
             "CPU, as 07-epoll's one loop does, so no gain can show in these curves", server_cpu,
