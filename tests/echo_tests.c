@@ -1087,28 +1087,74 @@ stop:
  * pauses with nobody waiting (a third line); when they leave, only a try
  * that sees EAGAIN ends that episode. A server that just watches the
  * listener again never makes that try, stays in the old episode, and the
- * third crowd goes unlogged: four lines in all.
+ * third crowd goes unlogged: four lines in all. That crowd queues in full
+ * while the server is stopped, so no accept() of the server's sees EAGAIN
+ * between two of its clients and ends the old episode by chance.
  */
 #define PAUSE_DEPARTURES 10
 
+/* SIGSTOP, and wait until it has taken effect; false if it did not. */
+static bool server_stopped(pid_t pid)
+{
+    kill(pid, SIGSTOP);
+    double deadline = now_s() + 5.0;
+    while (seen_state(pid) != 'T' && now_s() < deadline)
+        sleep_s(0.0005);
+    return seen_state(pid) == 'T';
+}
+
+/* Asleep in its wait, after what it was doing: 'S', within 5 s. */
+static bool server_asleep(pid_t pid)
+{
+    double deadline = now_s() + 5.0;
+    while (seen_state(pid) != 'S' && now_s() < deadline)
+        sleep_s(0.01);
+    return seen_state(pid) == 'S';
+}
+
+/* Asleep at baseline, twice in a row: clients that left while still queued
+ * are accepted only after the others have gone, and the fd count can pass
+ * through baseline before they are; a server that has gone back to sleep
+ * has taken them all (it tries accept() in the turn a client leaves). */
+static bool quiet_at(const server_t *s, int baseline)
+{
+    double deadline = now_s() + 10.0;
+    for (int quiet = 0; now_s() < deadline; sleep_s(0.05)) {
+        quiet = seen_state(s->pid) == 'S' && seen_fd_count(s->pid) == baseline ? quiet + 1 : 0;
+        if (quiet == 2)
+            return true;
+    }
+    return false;
+}
+
 /* Connect clients one at a time, each once the server has taken the last,
  * until it holds FD_LIMIT fds; how many it took (-1 if one was not taken). */
-static int fill_to_limit(const server_t *s, int *fds)
+static int fill_to_limit(const server_t *s, int *fds, int baseline)
 {
+    if (!quiet_at(s, baseline))
+        return -1;
     int n = 0;
-    for (int held = seen_fd_count(s->pid); held < FD_LIMIT && n < FD_LIMIT_CLIENTS; n++) {
+    for (int held = baseline; held < FD_LIMIT && n < FD_LIMIT_CLIENTS; n++) {
         fds[n] = client_connect(s->port, 0);
-        if (fds[n] < 0 || settle(seen_fd_count, s->pid, held + 1, 2.0) != held + 1)
+        if (fds[n] < 0 || settle(seen_fd_count, s->pid, held + 1, 10.0) != held + 1)
             return -1;
         held++;
     }
     return n;
 }
 
-/* Connect a crowd past the limit; true if the server met it (logged a pause). */
-static bool crowd_at_limit(const server_t *s, int *fds, int want_lines)
+/* Connect a crowd past the limit, queued in full first if `at_once`; true
+ * if the server met it (logged a pause). */
+static bool crowd_at_limit(const server_t *s, int *fds, int want_lines, bool at_once)
 {
+    /* Asleep: the try after the last client left is done. */
+    if (at_once && (!server_asleep(s->pid) || !server_stopped(s->pid))) {
+        kill(s->pid, SIGCONT);
+        return false;
+    }
     size_t opened = open_clients(s->port, fds, FD_LIMIT_CLIENTS);
+    if (at_once)
+        kill(s->pid, SIGCONT);
     double deadline = now_s() + 5.0;
     while (count_lines_with(s, "pausing", NULL, 0) < want_lines && now_s() < deadline)
         sleep_s(0.02);
@@ -1138,7 +1184,7 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     if (!server_start(s, r->binary, &(launch_t){.nofile = FD_LIMIT}))
         return;
     int baseline = take_baseline(s).fds;
-    if (!expect(crowd_at_limit(s, fds, 1),
+    if (!expect(crowd_at_limit(s, fds, 1, false),
                 "%d clients against a limit of %d: the server paused accepting", FD_LIMIT_CLIENTS,
                 FD_LIMIT))
         goto stop;
@@ -1151,19 +1197,19 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     expect(lines == 1, "%d clients left one by one (each let a waiting one in): %d \"pausing\" line%s (want 1)",
            PAUSE_DEPARTURES, lines, lines == 1 ? "" : "s");
     all_leave(s, fds, baseline); /* every queued client taken and gone: episode over */
-    expect(crowd_at_limit(s, fds, 2), "a second crowd: a second episode, logged once more");
+    expect(crowd_at_limit(s, fds, 2, false), "a second crowd: a second episode, logged once more");
     lines = pausing_lines_after_a_moment(s);
     expect(lines == 2, "two episodes, %d \"pausing\" lines (want 2)", lines);
 
     all_leave(s, fds, baseline);
-    int filled = fill_to_limit(s, fds);
+    int filled = fill_to_limit(s, fds, baseline);
     expect(filled == FD_LIMIT - baseline, "clients one by one until the server holds %d fds: %d taken (want %d)",
            FD_LIMIT, filled, FD_LIMIT - baseline);
     lines = pausing_lines_after_a_moment(s); /* EMFILE with nobody queued */
     expect(lines == 3, "the last fd taken, accept() met EMFILE with nobody waiting: %d \"pausing\" lines (want 3)",
            lines);
     all_leave(s, fds, baseline);
-    expect(crowd_at_limit(s, fds, 4), "they left, then a third crowd: a fourth episode, logged");
+    expect(crowd_at_limit(s, fds, 4, true), "they left, then a third crowd: a fourth episode, logged");
     lines = pausing_lines_after_a_moment(s);
     expect(lines == 4, "four episodes, %d \"pausing\" lines (want 4)", lines);
 stop:
@@ -1375,11 +1421,7 @@ typedef struct {
 /* SIGSTOP, wait until it has taken effect, SIGCONT. */
 static bool stop_and_continue(pid_t pid)
 {
-    kill(pid, SIGSTOP);
-    double deadline = now_s() + 5.0;
-    while (seen_state(pid) != 'T' && now_s() < deadline)
-        sleep_s(0.0005);
-    bool stopped = seen_state(pid) == 'T';
+    bool stopped = server_stopped(pid);
     kill(pid, SIGCONT);
     return stopped;
 }
