@@ -1209,7 +1209,8 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     expect(lines == 3, "the last fd taken, accept() met EMFILE with nobody waiting: %d \"pausing\" lines (want 3)",
            lines);
     all_leave(s, fds, baseline);
-    expect(crowd_at_limit(s, fds, 4, true), "they left, then a third crowd: a fourth episode, logged");
+    expect(crowd_at_limit(s, fds, 4, true),
+           "they left, then a third crowd: a fourth episode, logged");
     lines = pausing_lines_after_a_moment(s);
     expect(lines == 4, "four episodes, %d \"pausing\" lines (want 4)", lines);
 stop:
