@@ -359,11 +359,14 @@ static const case_t CASES[] = {
      {"c10k", "-n", "21", "--duration", "1", "--rate", "420", "--threads", "2"}, 0, 1,
      {"served=21", "threads=2", "rate_offered=420.0", "rate_achieved>378", "rate_achieved<462",
       "msgs>378", "echoes_per_conn_min>15", "echoes_per_conn_max<25", "error="}},
-    /* A load curve: one result per rate, on the same connections. */
+    /* A load curve: one result per rate, on the same connections. The last step ran at
+     * its own rate, not the one before (200: 100 msgs in its 0.5 s); how close to it is
+     * open-loop-correct's to check, over a window twice as long, where a stall of 50 ms
+     * on a loaded machine costs 5 %, not 10. */
     {"sweep", {"--mode", "echo"},
      {"c10k", "-n", "20", "--duration", "0.5", "--rate", "100,200,400", "--server-pid",
       "SERVER_PID"}, 0, 3,
-     {"served=20", "requested=20", "rate_offered=400.0", "rate_achieved>360", "msgs>180",
+     {"served=20", "requested=20", "rate_offered=400.0", "rate_achieved>300", "msgs>150",
       "server_ctx_switches_per_msg>0", "unclosed=0", "error="}},
     /* Idle: a server asleep in poll() makes no wakeup (a second's worth of slack). */
     {"hold-wakeups", {"--mode", "echo"},
