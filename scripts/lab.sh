@@ -119,13 +119,14 @@ git_() {
         -c user.email="${GIT_AUTHOR_EMAIL:-lab@localhost}" "$@"
 }
 
-get() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
+# planted KEY: what the plant recorded (code, head, stash); empty when none is.
+planted() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 edits_of() { echo "$bugs/$1.edits"; }
-known() {
+is_lab_code() {
     case $1 in */* | .*) return 1 ;; esac
     lab_known "$1"
 }
-need_known() { known "$1" || die "no lab with the code '$1' (lab.sh list)"; }
+need_lab_code() { is_lab_code "$1" || die "no lab with the code '$1' (lab.sh list)"; }
 need_patch() {
     [ $kit = no ] && [ -f "$(edits_of "$1")" ] && return 0
     [ -n "$kit_lab" ] && die "this kit is lab $kit_lab's: its bug is in the code as you cloned it"
@@ -174,7 +175,7 @@ solutions_in_tree() {
 # file git has been told to ignore changes to.
 plant_preflight() {
     [ -f "$state" ] &&
-        die "lab $(get code) is planted; run 'scripts/lab.sh reset' before planting another"
+        die "lab $(planted code) is planted; run 'scripts/lab.sh reset' before planting another"
     for f in MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD rebase-merge rebase-apply; do
         [ -e "$gitdir/$f" ] &&
             die "a git merge, rebase or cherry-pick is in progress: finish or abort it first"
@@ -219,7 +220,7 @@ solution_out_of_the_way() {
 
 cmd_plant() {
     code=$1
-    need_known "$code"
+    need_lab_code "$code"
     need_patch "$code"
     lab_ready "$code" || not_here "lab $code: $LAB_WHY (nothing is planted; lab.sh list)"
     plant_preflight
@@ -259,7 +260,7 @@ planted_files() { sed -n 's/^file=[^ ]* //p' "$state"; }
 undo_plant() {
     planted_files | while IFS= read -r f; do git update-index --no-skip-worktree -- "$f"; done
     git_ reset -q --hard 2>/dev/null
-    restore_stash "$(get stash)"
+    restore_stash "$(planted stash)"
     rm -f "$state"
 }
 
@@ -321,7 +322,7 @@ cmd_reset() {
         echo "No lab is planted; nothing to reset."
         return 0
     fi
-    code=$(get code)
+    code=$(planted code)
     fix=$gitdir/ladder-lab-$code.diff
     lab_edits >"$fix" 2>/dev/null
     if [ -s "$fix" ]; then
@@ -329,7 +330,7 @@ cmd_reset() {
     else
         rm -f "$fix"
     fi
-    [ "$(git rev-parse HEAD)" = "$(get head)" ] ||
+    [ "$(git rev-parse HEAD)" = "$(planted head)" ] ||
         echo "(Your branch has moved since the lab was planted; its commits stay.)"
     undo_plant || exit 1
     branch=$(git symbolic-ref -q --short HEAD | sed 's/^/ (/; s/$/)/')
@@ -364,10 +365,10 @@ build_for() { # rung...
 }
 
 cmd_check() {
-    code=${1:-$(get code)}
+    code=${1:-$(planted code)}
     [ -n "$code" ] || code=$kit_lab
     [ -n "$code" ] || die "no lab is planted; name one: lab.sh check CODE"
-    need_known "$code"
+    need_lab_code "$code"
     # Before any build: a lab this system cannot check says so, and why.
     lab_ready "$code" || not_here "lab $code: $LAB_WHY"
     tests=$(caught_by "$code")
@@ -423,9 +424,9 @@ cmd_reveal() {
         echo "The answer is the facilitator's to give: ask them once your fix is green." >&2
         exit 2
     fi
-    code=${2:-$(get code)}
+    code=${2:-$(planted code)}
     [ -n "$code" ] || die "name the lab: lab.sh reveal --facilitator CODE"
-    need_known "$code"
+    need_lab_code "$code"
     awk -v head="### \`$code\` " 'index($0, head) == 1 { on = 1; print; next }
         on && /^### / { exit } on { print }' "$bugs/ANSWERS.md"
     echo
@@ -493,10 +494,10 @@ cmd_status() {
     elif [ ! -f "$state" ]; then
         echo "No lab is planted."
     else
-        echo "Lab $(get code) is planted (on $(git rev-parse --short "$(get head)"));" \
+        echo "Lab $(planted code) is planted (on $(git rev-parse --short "$(planted head)"));" \
             "'lab.sh diff' shows your edits since."
-        if [ -n "$(get stash)" ]; then
-            echo "  Your work is set aside in git stash ($(get stash))."
+        if [ -n "$(planted stash)" ]; then
+            echo "  Your work is set aside in git stash ($(planted stash))."
         fi
     fi
 }

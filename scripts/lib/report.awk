@@ -379,16 +379,17 @@ function per_conn(rung, n, key,    a, b) {
 
 # ---- verdicts --------------------------------------------------------------
 
-function say(claim, outcome, text, class) { printf "%s\t%s\t%s\t%s\n", claim, outcome, text, class }
+# One verdict: a row of verdicts.tsv.
+function row(claim, outcome, text, class) { printf "%s\t%s\t%s\t%s\n", claim, outcome, text, class }
 # The outcome: the server's faults first, then what could not be measured,
 # then the numbers; then a clean slate (start()) for the next verdict.
 function verdict(claim, ok, text) {
     if (NOTE != "") text = text " (" NOTE " not measured: " ENVIRON["SKIP_WHY"] ")"
-    if (MIS != "") say(claim, "NOT reproduced",
+    if (MIS != "") row(claim, "NOT reproduced",
         "the server misbehaved: " MIS (text == "" ? "" : " | measured: " text), "server")
-    else if (WHY != "") say(claim, "not measured", WHY (text == "" ? "" : " | measured: " text),
+    else if (WHY != "") row(claim, "not measured", WHY (text == "" ? "" : " | measured: " text),
         HARD ? "failed" : "skipped")
-    else say(claim, ok ? "reproduced" : "NOT reproduced", text, "ok")
+    else row(claim, ok ? "reproduced" : "NOT reproduced", text, "ok")
     start()
 }
 function start() { WHY = ""; MIS = ""; NOTE = ""; HARD = 0; split("", mis_seen) }
