@@ -330,7 +330,25 @@ static void test_bad_args(const rung_t *r, server_t *no_server)
  * Proves: a second copy on a port already taken exits 1 with a message that
  * names the address, and the first copy keeps serving. The listener uses
  * SO_REUSEADDR, not SO_REUSEPORT, which would let both bind. (Pitfall 8.)
+ * And a copy started again at once on the same port binds it, though the
+ * last run's connection still holds it in TIME_WAIT: the server closed
+ * first (it was stopped while a client was connected), and without
+ * SO_REUSEADDR bind() says EADDRINUSE for a minute.
  */
+static void restart_on_port(const rung_t *r, server_t *s, const char *port)
+{
+    int fd = client_connect(s->port, 0);
+    bool served = expect(fd >= 0 && echo_once(fd, 8, 1000, ECHO_KEEP_OPEN, 5.0),
+                         "a client is connected and served when the server stops");
+    server_stop(s);
+    if (served)
+        expect(client_await_close(fd, 3.0) >= 0, "the stopped server closed the connection");
+    close_client(fd); /* the server's side of it now waits in TIME_WAIT */
+    server_cleanup(s);
+    if (served && server_start(s, r->binary, &(launch_t){.port = port}))
+        expect_fresh_echo(s, 4 * KIB, "from a copy restarted at once on the same port");
+}
+
 static void test_port_in_use(const rung_t *r, server_t *first)
 {
     if (server_start(first, r->binary, NULL)) {
@@ -351,6 +369,7 @@ static void test_port_in_use(const rung_t *r, server_t *first)
         }
         run_result_free(&second);
         expect_fresh_echo(first, 64 * KIB, "from the first copy");
+        restart_on_port(r, first, port);
     }
 }
 
