@@ -40,6 +40,9 @@
  *                                      goes to the kernel's io-wq workers (IOSQE_ASYNC),
  *                                      where an end of file still uses up the buffer it
  *                                      picked, as every one does on 5.19
+ *   exit NOTE                          no fault: a process that ends through exit() (its
+ *                                      exit handlers run, LeakSanitizer's among them), not
+ *                                      _exit() or a signal, adds "exited PID" to the file
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -173,6 +176,23 @@ __attribute__((constructor)) static void find_next_definitions(void)
     FIND(listen);
     FIND(connect);
     FIND(syscall);
+}
+
+/* "exit NOTE": exit() runs the destructors of loaded libraries, as it runs
+ * the exit handlers; _exit() and a deadly signal run neither. */
+__attribute__((destructor)) static void note_exit(void)
+{
+    char line[64];
+    const char *path = read_fault_line(line, sizeof line);
+    if (!path || strncmp(line, "exit NOTE", 9) != 0)
+        return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        char note[40];
+        int len = snprintf(note, sizeof note, "\nexited %ld\n", (long)getpid());
+        (void)!write(fd, note, (size_t)len);
+        close(fd);
+    }
 }
 
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
