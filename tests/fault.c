@@ -15,6 +15,9 @@
  *   write ENOBUFS | ENOMEM [SPARE]     write() to a socket fails with that errno, after the
  *                                      first SPARE writes to sockets went through (the
  *                                      load client's own kernel memory running short)
+ *   write SHORT N | AGAIN N            every Nth write() to a socket takes only half of its
+ *                                      bytes (at least one), or none: EAGAIN, as a full
+ *                                      socket buffer answers a non-blocking write
  *   listen SLEEP MS                    the process's first listen() waits MS ms first,
  *                                      after a line on stderr saying so (a server held
  *                                      between binding its port and listening on it)
@@ -40,6 +43,9 @@
  *                                      goes to the kernel's io-wq workers (IOSQE_ASYNC),
  *                                      where an end of file still uses up the buffer it
  *                                      picked, as every one does on 5.19
+ *   exit NOTE                          no fault: a process that ends through exit() (its
+ *                                      exit handlers run, LeakSanitizer's among them), not
+ *                                      _exit() or a signal, adds "exited PID" to the file
  * An empty or missing file: every call goes through. Linux (glibc) only;
  * it is not built with the sanitizers, and the sanitizer runtimes it sits in
  * front of need ASAN_OPTIONS=verify_asan_link_order=0.
@@ -65,8 +71,8 @@
 
 /* Not errnos: what the io_uring_enter lines make of the requests. */
 enum { MULTISHOT_RECV_EINVAL = -1, LINUX_5_19 = -2, RECV_IN_IO_WQ = -3 };
-/* Not an errno either: what "listen SLEEP MS" asks for. */
-enum { SLEEP = -4 };
+/* Not errnos either: what "listen SLEEP MS" and "write SHORT N | AGAIN N" ask for. */
+enum { SLEEP = -4, SHORT = -5, AGAIN = -6 };
 
 /* The control file's line, read afresh (empty where there is none), errno
  * left as it was; the file's name, or NULL where LADDER_FAULT_FILE is unset. */
@@ -96,7 +102,8 @@ static int fault_spare(const char *call, unsigned long *spare)
                  {"EPERM", EPERM},     {"EPROTO", EPROTO},   {"ENETDOWN", ENETDOWN},
                  {"EHOSTUNREACH", EHOSTUNREACH}, {"ECONNABORTED", ECONNABORTED},
                  {"MULTISHOT_RECV_EINVAL", MULTISHOT_RECV_EINVAL}, {"LINUX_5_19", LINUX_5_19},
-                 {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}, {"SLEEP", SLEEP}};
+                 {"RECV_IN_IO_WQ", RECV_IN_IO_WQ}, {"SLEEP", SLEEP}, {"SHORT", SHORT},
+                 {"AGAIN", AGAIN}};
     char line[64];
     read_fault_line(line, sizeof line);
     size_t len = strlen(call);
@@ -175,6 +182,23 @@ __attribute__((constructor)) static void find_next_definitions(void)
     FIND(syscall);
 }
 
+/* "exit NOTE": exit() runs the destructors of loaded libraries, as it runs
+ * the exit handlers; _exit() and a deadly signal run neither. */
+__attribute__((destructor)) static void note_exit(void)
+{
+    char line[64];
+    const char *path = read_fault_line(line, sizeof line);
+    if (!path || strncmp(line, "exit NOTE", 9) != 0)
+        return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        char note[40];
+        int len = snprintf(note, sizeof note, "\nexited %ld\n", (long)getpid());
+        (void)!write(fd, note, (size_t)len);
+        close(fd);
+    }
+}
+
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     int err = fault_for("accept");
@@ -238,8 +262,18 @@ ssize_t write(int fd, const void *buf, size_t len)
     unsigned long spare = 0;
     int type, err = fault_spare("write", &spare);
     socklen_t type_len = sizeof type;
-    if (err && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) == 0 &&
-        socket_writes++ >= spare) {
+    if (!err || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0)
+        return next_write(fd, buf, len);
+    socket_writes++;
+    if (err == SHORT || err == AGAIN) { /* spare: N, every Nth */
+        if (spare == 0 || socket_writes % spare != 0)
+            return next_write(fd, buf, len);
+        if (err == SHORT)
+            return next_write(fd, buf, len > 1 ? len / 2 : len);
+        errno = EAGAIN;
+        return -1;
+    }
+    if (socket_writes > spare) {
         errno = err;
         return -1;
     }
