@@ -1140,15 +1140,6 @@ static bool server_stopped(pid_t pid)
     return seen_state(pid) == 'T';
 }
 
-/* Asleep in its wait, after what it was doing: 'S', within 5 s. */
-static bool server_asleep(pid_t pid)
-{
-    double deadline = now_s() + 5.0;
-    while (seen_state(pid) != 'S' && now_s() < deadline)
-        sleep_s(0.01);
-    return seen_state(pid) == 'S';
-}
-
 /* Asleep at baseline, twice in a row: clients that left while still queued
  * are accepted only after the others have gone, and the fd count can pass
  * through baseline before they are; a server that has gone back to sleep
@@ -1180,12 +1171,14 @@ static int fill_to_limit(const server_t *s, int *fds, int baseline)
     return n;
 }
 
-/* Connect a crowd past the limit, queued in full first if `at_once`; true
- * if the server met it (logged a pause). */
-static bool crowd_at_limit(const server_t *s, int *fds, int want_lines, bool at_once)
+/* Connect a crowd past the limit; true if the server met it (logged a
+ * pause). With the server's baseline (else -1), the crowd queues in full
+ * first, once the server is quiet at it: the try after the last client
+ * left is done. */
+static bool crowd_at_limit(const server_t *s, int *fds, int want_lines, int baseline)
 {
-    /* Asleep: the try after the last client left is done. */
-    if (at_once && (!server_asleep(s->pid) || !server_stopped(s->pid))) {
+    bool at_once = baseline >= 0;
+    if (at_once && (!quiet_at(s, baseline) || !server_stopped(s->pid))) {
         kill(s->pid, SIGCONT);
         return false;
     }
@@ -1221,7 +1214,7 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     if (!server_start(s, r->binary, &(launch_t){.nofile = FD_LIMIT}))
         return;
     int baseline = take_baseline(s).fds;
-    if (!expect(crowd_at_limit(s, fds, 1, false),
+    if (!expect(crowd_at_limit(s, fds, 1, -1),
                 "%d clients against a limit of %d: the server paused accepting", FD_LIMIT_CLIENTS,
                 FD_LIMIT))
         goto stop;
@@ -1234,7 +1227,7 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     expect(lines == 1, "%d clients left one by one (each let a waiting one in): %d \"pausing\" line%s (want 1)",
            PAUSE_DEPARTURES, lines, lines == 1 ? "" : "s");
     all_leave(s, fds, baseline); /* every queued client taken and gone: episode over */
-    expect(crowd_at_limit(s, fds, 2, false), "a second crowd: a second episode, logged once more");
+    expect(crowd_at_limit(s, fds, 2, -1), "a second crowd: a second episode, logged once more");
     lines = pausing_lines_after_a_moment(s);
     expect(lines == 2, "two episodes, %d \"pausing\" lines (want 2)", lines);
 
@@ -1246,7 +1239,7 @@ static void test_pause_logged_once(const rung_t *r, server_t *s)
     expect(lines == 3, "the last fd taken, accept() met EMFILE with nobody waiting: %d \"pausing\" lines (want 3)",
            lines);
     all_leave(s, fds, baseline);
-    expect(crowd_at_limit(s, fds, 4, true),
+    expect(crowd_at_limit(s, fds, 4, baseline),
            "they left, then a third crowd: a fourth episode, logged");
     lines = pausing_lines_after_a_moment(s);
     expect(lines == 4, "four episodes, %d \"pausing\" lines (want 4)", lines);
