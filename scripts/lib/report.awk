@@ -45,6 +45,7 @@ BEGIN {
     # agree within one bisection step (the knees' x1.19) to give a figure;
     # 1% on top, as the bisection's rates are rounded to whole messages.
     HEADROOM_AGREE = 2 ^ 0.25 * 1.01
+    BOOT = 2000             # the yardstick's bootstrap resamples
     # What counts as the server misbehaving, in any mode. "refused" is the
     # select ceiling's expected outcome there, and a fault everywhere else.
     FAULTS = "connect_failed refused unanswered lost corrupt timed_out duplicated extra_bytes" \
@@ -71,16 +72,16 @@ BEGIN {
     # 06-kqueue on Linux is the project's epoll-backed shim (PLATFORM is
     # Linux on the forced off-Linux path too).
     kqueue_shim = ENVIRON["PLATFORM"] == "" || ENVIRON["PLATFORM"] == "Linux"
+    CK = "curves"                          # the sweeps capacity() reads
     # The rung set beside libuv: 07-epoll, or 06-kqueue where there is no
     # epoll (libuv is a kqueue loop there).
-    CK = "curves"                          # the sweeps capacity() reads
     yard_rung = ENVIRON["YARD_RUNG"]; if (yard_rung == "") yard_rung = "07-epoll"
-    # Off Linux: the memory figure the platform has (SKIP_RUNGS: the rungs it lacks).
+    # Off Linux: the memory figure the platform has.
     mem_key = ENVIRON["MEM_KEY"]; if (mem_key == "") mem_key = "server_pss_kb"
     mem_name = (mem_key == "server_pss_kb") ? "PSS" : "footprint"
 
     # Tables: the tags that make a row, then the columns (median over the
-    # row's runs; ":min", ":max", ":ntrue" and ":nsat" as named).
+    # row's runs; ":min", ":max" and ":ntrue" as named).
     T["stall"] = "rung|wait_ms wait_ms:min wait_ms:max after_close_ms after_close_ms:min " \
         "after_close_ms:max stalled:ntrue"
     T["idle_cpu"] = "rung|served idle_s server_cpu_ms server_cpu_pct server_wakeups_per_s " \
@@ -214,15 +215,17 @@ function faults(kind, g,    list, c, nc, i, v, what, e) {
 
 # ---- statistics -----------------------------------------------------------
 
-# stat(kind, group, key, what): median ("" too), min, max, ntrue (runs with "true")
-# or nsat (runs saturated on either side) over the runs with a value; ""
-# when none has one.
+# stat(kind, group, key, what): median ("" too), min, max or ntrue (runs
+# with "true") over the runs with a value; "" when none has one. A word
+# (loadgen's "saturated": none, client, server) has no median: the runs'
+# word where they agree, else "mixed".
 function stat(k, g, key, what,    n, i, a, m) {
     n = nval[k, g, key]
     if (n == 0) return ""
     if (what == "ntrue") return count(k, g, key, "true")
-    if (what == "nsat") return n - count(k, g, key, "none")
     if (n == 1) return num(val[k, g, key, 1])
+    if (val[k, g, key, 1] ~ /^[a-z]+$/)
+        return count(k, g, key, val[k, g, key, 1]) == n ? val[k, g, key, 1] : "mixed"
     for (i = 1; i <= n; i++) a[i] = val[k, g, key, i] + 0
     m = median_of(a, n)                   # (sorts a)
     return what == "min" ? a[1] : what == "max" ? a[n] : m
@@ -259,7 +262,6 @@ function join(a, sep, b) { return a == "" ? b : b == "" ? a : a sep b }
 # misbehaved(kind, group, label): note the group's server faults in MIS
 # (once per verdict), and loadgen's own in WHY; 1 if the server misbehaved.
 function misbehaved(k, g, label) {
-    if (label == "") label = g
     if ((k, g) in cfault) why(label ": " cfault[k, g])
     if (!((k, g) in nfault)) return 0
     if (!((k, g) in mis_seen)) {
@@ -310,6 +312,10 @@ function not_here(rung) { if (index(NOTE, rung) == 0) NOTE = join(NOTE, ", ", ru
 
 # ---- tables ---------------------------------------------------------------
 
+# cell(text): text as one CSV cell: its commas become semicolons (report.sh
+# splits a row at every comma).
+function cell(s) { gsub(/,/, ";", s); return s }
+
 function write_csv(kind,    spec, cols, file, i, j, c, w, g, col, head) {
     split(T[kind], spec, "|")
     gsub(/ /, ",", spec[1])
@@ -324,8 +330,7 @@ function write_csv(kind,    spec, cols, file, i, j, c, w, g, col, head) {
             w[2]) > file }
         col = ((kind, g) in err) ? err[kind, g] : ""
         if ((kind, g) in sfirst) col = sfirst[kind, g]
-        gsub(/,/, ";", col)
-        print "," (((kind, g) in nfault) ? nfault[kind, g] : 0) "," col > file
+        print "," (((kind, g) in nfault) ? nfault[kind, g] : 0) "," cell(col) > file
     }
     close(file)
 }
@@ -349,15 +354,16 @@ function write_memory_per_conn(    file, i, g, p) {
 # kernel_slope(rung): KiB of kernel memory per connection, the least-squares
 # slope of (stacks + page tables + slab growth) against N over the rung's
 # memory runs; "" with fewer than two runs that read it (off Linux).
-function kernel_slope(rung,    i, g, p, x, y, k, n, sx, sy, sxx, sxy) {
+function kernel_slope(rung,    i, g, p, x, y, k, st, pt, n, sx, sy, sxx, sxy) {
     for (i = 1; i <= rows["memory"]; i++) {
         g = order["memory", i]
         split(g, p, ",")
         if (p[1] != rung) continue
-        k = med("memory", g, "kernel_slab_kb")
-        if (k == "") continue
+        k = med("memory", g, "kernel_slab_kb"); st = med("memory", g, "kernel_stack_kb")
+        pt = med("memory", g, "kernel_page_tables_kb")
+        if (k == "" || st == "" || pt == "") continue
         x = p[2] + 0
-        y = k + med("memory", g, "kernel_stack_kb") + med("memory", g, "kernel_page_tables_kb")
+        y = k + st + pt
         n++; sx += x; sy += y; sxx += x * x; sxy += x * y
     }
     if (n < 2 || n * sxx - sx * sx == 0) return ""
@@ -399,13 +405,13 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
     w01 = get("stall", "01-blocking", "wait_ms")
     a01 = get("stall", "01-blocking", "after_close_ms")
     n = split(rungs, R, " ")
-    for (i = 2; i <= n; i++) {
+    for (i = 2; i <= n; i++) {            # R[1] is 01-blocking
         if (skipped(R[i])) { not_here(R[i]); continue }
         w = get("stall", R[i], "wait_ms")
         if (w != "" && (wrung == "" || w + 0 > worst + 0)) { worst = w; wrung = R[i] }
     }
     ok = (w01 != "" && a01 != "" && w01 >= STALL_BLOCKED * hold_ms && a01 >= 0 && a01 <= \
-        STALL_AFTER_MS && worst < STALL_FREE * hold_ms)
+        STALL_AFTER_MS && worst != "" && worst < STALL_FREE * hold_ms)
     verdict("stall", ok, sprintf("01-blocking: B waited %s ms, median (min-max) of %d runs (need " \
         ">= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most " \
             "%s ms, %s (need < %s x %s ms)",
@@ -427,7 +433,7 @@ function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
         if (w != "" && (wmax == "" || w + 0 > wmax + 0)) wmax = w
         if (w == "") nowake = 1
     }
-    IDLE_MAX = max
+    IDLE_MAX = max                        # the busy-poll verdict, next, compares with it
     verdict("idle", max != "" && max <= IDLE_MAX_PCT && (wmax == "" || wmax <= IDLE_MAX_WAKEUPS),
         sprintf("server CPU and context switches per second over %s s idle (need each <= %s%% of " \
             "one core and <= %s wakeups/s%s):%s",
@@ -457,9 +463,9 @@ function verdict_memory(    n, i, v, e, text, ok, rn) {
     ok = (v["02-fork"] != "" && v["03-threads"] != "" && e != "" && v["02-fork"] >= MEM_FACTOR * e \
         && v["03-threads"] >= MEM_FACTOR * e)
     verdict("memory", ok,
-        sprintf("%s growth and setup time per connection at %d connections:%s (need 02 and 03 " \
+        sprintf("%s growth and setup time per connection at %s connections:%s (need 02 and 03 " \
             "each >= %s x %s's, taken as at least %s KiB)%s",
-            mem_name, mem_n, substr(text, 2), MEM_FACTOR, R[n], MEM_FLOOR_KB,
+            mem_name, known_text(mem_n), substr(text, 2), MEM_FACTOR, R[n], MEM_FLOOR_KB,
             mem_name == "PSS" ? "" : "; compared on the footprint (the memory the kernel charges " \
                 "the process), as this platform has no PSS"))
 }
@@ -519,7 +525,7 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     e0 = get("c10k", g, "echoes_per_conn_min")
     e5 = med("c10k", g, "echoes_per_conn_p50"); e9 = med("c10k", g, "echoes_per_conn_max")
     if (contrast) { WHY = w; HARD = h }
-    if (served != "" && served != c10k_n) bad = 1
+    if (served != "" && served != c10k_n) bad = 1    # fewer than C10K_N is not the claim
     # No progress is the server misbehaving too: a server that answers
     # nothing in the window (and all in the drain), or starves some
     # connections, has not served them.
@@ -627,6 +633,7 @@ function objective_p(g,    p) {
 # lowest objective percentile of the server's steps, us).
 function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss) {
     CAP = CAP_LO = CAP_HI = CAP_WHY = CAP_G = CAP_FAIL = CAP_BOTH = CAP_EST = FLOOR = CAP_BASE = ""
+    CAP_STOP = ""
     CAP_REPS = CAP_AT_LEAST = CAP_CONTENDED = CAP_SPREAD = 0
     for (i = 1; i <= rows[CK]; i++) {
         if ((g = step_of(CK, i, rung, n, part)) == "") continue
@@ -642,11 +649,12 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         if (k == "client") { client = part[3] + 0; stop = 1; continue }
         CAP_FAIL = part[3] + 0; fkind = k; stop = 1
     }
-    if (steps == 0) { CAP_WHY = "not swept"; return }
+    if (steps == 0) { CAP_WHY = "not swept"; CAP_STOP = "unswept"; return }
     if (CAP != "" && CAP_FAIL == "") {
         CAP_AT_LEAST = 1
-        CAP_WHY = client != "" ? "client-bound above it" : \
-            (CAP_CONTENDED ? "contended above it" : "the top of the sweep")
+        CAP_STOP = client != "" ? "client" : CAP_CONTENDED ? "contended" : "top"
+        CAP_WHY = CAP_STOP == "client" ? "client-bound above it" : \
+            (CAP_STOP == "contended" ? "contended above it" : "the top of the sweep")
         ss = med(CK, CAP_G, "server_cpu_pct")
         # The utilization law (rate = utilization x service rate): the rate
         # at which its one core would be full, were the cost per message to
@@ -658,8 +666,10 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
             fixed(FLOOR / 1000, 2) " ms"
     else if (CAP == "" && CAP_FAIL != "")
         CAP_WHY = "the lightest step failed (" fkind " at " CAP_FAIL " msgs/s)"
-    else if (CAP == "")
-        CAP_WHY = client != "" ? "every step was client-bound" : "every step was contended"
+    else if (CAP == "") {
+        CAP_STOP = client != "" ? "client" : "contended"
+        CAP_WHY = "every step was " (CAP_STOP == "client" ? "client-bound" : "contended")
+    }
     CAP_LO = CAP_HI = CAP
     split("", CAP_EACH)
     if (CAP != "") { CAP_REPS = 1; CAP_EACH[1] = CAP }
@@ -702,8 +712,9 @@ function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
     # The rounds sweep the bracket's top too: kept up with there, the
     # doubling sweep's failure was its window's, and no wall is shown.
     if (CAP + 0 >= CAP_FAIL + 0) {
-        CAP_AT_LEAST = 1; CAP_FAIL = ""
-        CAP_WHY = "its rounds kept up at the bracket's top, which the doubling sweep failed once"
+        CAP_AT_LEAST = 1; CAP_FAIL = ""; CAP_STOP = "bracket"
+        CAP_WHY = "its rounds kept up at the top of its bracket (the doubling sweep failed " \
+            "there once)"
     }
 }
 
@@ -728,7 +739,7 @@ function capacity_text(rung, n,    t) {
 # swept(rung): capacity_text() at curve_n; "" for a rung the curves did not sweep.
 function swept(rung,    t) {
     t = capacity_text(rung, curve_n)
-    return CAP_WHY == "not swept" ? "" : t
+    return CAP_STOP == "unswept" ? "" : t
 }
 
 function curve_rung_list() { return "04-select " ENVIRON["CURVE_RUNGS"] }
@@ -753,11 +764,12 @@ function write_capacity(    file, n, nn, i, j, rung, nlist, N) {
             nlist = curve_at(rung, N[j])
             if (rung == "04-select" && j < nn) continue
             capacity(rung, nlist)
-            if (CAP_WHY == "not swept") continue
+            if (CAP_STOP == "unswept") continue
             # The CPU figures at the bracket's foot: none without one (CAP_G "").
             printf("%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, nlist, CAP,
-                CAP_LO, CAP_HI, CAP_REPS, yes(unsteady()), yes(CAP_AT_LEAST), CAP_WHY, CAP_EST,
-                CAP_BOTH, CAP_CONTENDED, FLOOR, med("curves", CAP_G, "server_cpu_us_per_msg"),
+                CAP_LO, CAP_HI, CAP_REPS, yes(unsteady()), yes(CAP_AT_LEAST), cell(CAP_WHY),
+                CAP_EST, CAP_BOTH, CAP_CONTENDED, FLOOR,
+                med("curves", CAP_G, "server_cpu_us_per_msg"),
                 med("curves", CAP_G, "server_cpu_pct"),
                 med("curves", CAP_G, "server_ctx_switches_per_msg")) > file
         }
@@ -785,7 +797,7 @@ function bracket(rung, n, only_unsteady) {
 }
 
 # curve_faults(rung, n): note the sweep's faults (MIS) and missing steps (WHY); 1 if any.
-function curve_faults(rung, n,    i, g, part, bad, any, k) {
+function curve_faults(rung, n,    i, g, part, bad, any, k, K) {
     for (k = 1; k <= 2; k++) {
         K = k == 1 ? "curves" : "knees"
         for (i = 1; i <= rows[K]; i++) {
@@ -815,12 +827,12 @@ function shim_label() { return " [through the shim: epoll's figure]" }
 # where it is native) holds at least the capacity of each rung below it at
 # the same connections (02, 03, 05); a rung above it is NOT reproduced.
 function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, topc, topl, c, \
-    order_text, topw) {
+    order_text, topw, stop, stops) {
     if (curve_status != "") { skip(curve_status); verdict("walls", 0, ""); return }
     if (!("curves" in seen)) why("no curves results (raw/curves.jsonl missing or empty)")
     top = skipped("07-epoll") ? "06-kqueue" : "07-epoll"
     capacity(top, curve_n); topc = CAP; topl = CAP_AT_LEAST
-    topw = stopped_by(CAP_WHY, "the top of its sweep")
+    topw = stopped_by("the top of its sweep")
     n = split(curve_rung_list(), R, " ")
     for (i = 1; i <= n; i++) {
         if (skipped(R[i])) { not_here(R[i]); continue }
@@ -833,7 +845,9 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
             t = t ", its wall at " CAP_FAIL " msgs/s"
         } else {
             unmeasured = unmeasured ", " R[i]
-            t = t ": not measured: " stopped_by(CAP_WHY, "the sweep ended") " before the wall"
+            stop = stopped_by("the sweep ended")
+            stops[stop] = 1
+            t = t ": not measured: " stop " before the wall"
         }
         if (R[i] ~ /^0[235]-/ && CAP_FAIL != "" && topc != "" && c != "" && c + 0 > topc + 0) {
             order_text = order_text walls_order(top, topc, topl, topw, R[i], c)
@@ -849,8 +863,8 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
     # the report's contention line); a client or a sweep too short, a skip.
     if (!shown_n && WHY == "" && MIS == "") {
         t = "no rung's wall showed on the server's side (" substr(unmeasured, 3) ": "
-        if (text ~ /contended before the wall/) why(t "contended before it)")
-        else if (text ~ /client-bound before the wall/) skip(t "client-bound before it)")
+        if ("contended" in stops) why(t "contended before it)")
+        else if ("client-bound" in stops) skip(t "client-bound before it)")
         else skip(t "every sweep ended before its wall)")
     }
     verdict("walls", !bad, sprintf("capacity = the highest offered rate kept up with (>= %s of " \
@@ -858,7 +872,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         "a wall shows where the server failed a step while the client had headroom (a side is " \
         "saturated at %s%% of its core; contended steps, > %s%% of the CPUs' time neither " \
         "side's or waited for, or the CPUs > %s%% slower than their best at a fixed probe, are " \
-        "run again and then count for nobody); need every wall shown " \
+        "run again and then count for nobody); need the walls that show to stand " \
         "in the ladder's order, %s holding at least what 02, 03 and 05 hold%s:%s%s",
         CURVE_KEPT, OBJ_PCT, OBJ_US, SAT_PCT, contended_bound("contended_bound_pct"),
         contended_bound("slowed_bound_pct"), top,
@@ -866,9 +880,10 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
         order_text == "" ? "" : (bad ? " | out of order:" : " | the order:") substr(order_text, 2)))
 }
 
-# What stopped a sweep short of a rung's knee, from capacity()'s CAP_WHY.
-function stopped_by(reason, otherwise) {
-    return reason ~ /client/ ? "client-bound" : reason ~ /contended/ ? "contended" : otherwise
+# What stopped the sweep capacity() just read short of its knee.
+function stopped_by(otherwise) {
+    return CAP_STOP == "client" ? "client-bound" : CAP_STOP == "contended" ? "contended" : \
+        otherwise
 }
 
 # A lower rung's capacity c above the top loop's topc: out of order
@@ -954,7 +969,7 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         text = text sprintf(", %s %s", rung, capacity_text(rung, curve_n))
         if (shim(rung)) { text = text shim_label(); continue }
         c = CAP; f7 = FLOOR
-        if (CAP_WHY == "every step was contended" || f5 == "") {
+        if ((CAP == "" && CAP_STOP == "contended") || f5 == "") {
             why(rung " or 05-poll: no step free of contention (the host was busy: the report's " \
                 "contention line)")
             continue
@@ -1004,8 +1019,9 @@ function median_of(a, n,    i, j, t) {
 }
 
 # The yardstick: YARD_RUNG's CPU per message over libuv's, pair by pair; the
-# median ratio and its 95% bootstrap interval (2000 resamples, fixed seed:
-# the report is the same each time it is made from the same raw results).
+# median ratio and its 95% bootstrap interval (BOOT resamples drawn by
+# draw(): the report is the same each time it is made from the same raw
+# results, under any awk).
 function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
@@ -1023,13 +1039,13 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     }
     for (i = 1; i <= n; i++) copy[i] = ratios[i]
     mid = median_of(copy, n)
-    srand(1)
-    for (b = 1; b <= 2000; b++) {
-        for (i = 1; i <= n; i++) s[i] = ratios[int(rand() * n) + 1]
+    DRAW = 12345
+    for (b = 1; b <= BOOT; b++) {
+        for (i = 1; i <= n; i++) s[i] = ratios[draw(n)]
         m[b] = median_of(s, n)
     }
-    median_of(m, 2000)
-    lo = m[50]; hi = m[1951]
+    median_of(m, BOOT)
+    lo = m[int(BOOT * 0.025)]; hi = m[int(BOOT * 0.975) + 1]
     ce = capacity_text(yard_rung, curve_n); cu = capacity_text("uv-echo", curve_n)
     text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
         "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
@@ -1038,6 +1054,14 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
             yard_rung, ce, cu)
     verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100,
         text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
+}
+
+# draw(n): 1 to n, the next of the Lehmer generator x = 16807 x mod (2^31 - 1),
+# whose products stay exact in a double: awks' rand() differ from one
+# another, so srand(1) alone would give gawk's, mawk's and bwk's intervals.
+function draw(n) {
+    DRAW = (DRAW * 16807) % 2147483647
+    return int(DRAW / 2147483647 * n) + 1
 }
 
 # ---- findings: figures stated as they came, with no threshold ------------
@@ -1177,16 +1201,19 @@ function finding_beyond(    list, r, nr, i, text, absent, step, g, t) {
 # CPU that loadgen's threads leave free. The curves pin the server to one
 # CPU (C10K_SERVER_CPU) where the platform pins: then its loops share it.
 function finding_reuseport(    cpus, ncpu, threads, server_cpu, loops, free, text, c7, c9) {
-    ncpu = split(ENVIRON["ALLOWED_CPUS"], cpus, ",")
-    threads = ENVIRON["CLIENT_THREADS"] + 0; if (threads < 1) threads = 1
+    # A settings.env without these (an older run) says "?", not 0.
+    ncpu = ENVIRON["ALLOWED_CPUS"] == "" ? "" : split(ENVIRON["ALLOWED_CPUS"], cpus, ",")
+    threads = ENVIRON["CLIENT_THREADS"]
     server_cpu = ENVIRON["C10K_SERVER_CPU"]; loops = ENVIRON["M_CORES"]
-    free = (server_cpu != "") ? 1 : ncpu - threads
-    text = sprintf("%d allowed CPU(s), loadgen on %d thread(s) (CPU(s) %s), ", ncpu, threads,
-        known_text(ENVIRON["CURVE_CLIENT_CPUS"]))
+    free = (ncpu == "" || threads == "") ? "" : ncpu - threads
+    text = sprintf("%s allowed CPU(s), loadgen on %s thread(s) (CPU(s) %s), ", known_text(ncpu),
+        known_text(threads), known_text(ENVIRON["CURVE_CLIENT_CPUS"]))
     if (server_cpu != "")
         text = text sprintf("the server pinned to CPU %s: 09-reuseport's %s loops share that one " \
             "CPU, as 07-epoll's one loop does, so no gain can show in these curves", server_cpu,
             loops == "" ? "N" : loops)
+    else if (free == "")
+        text = text "nothing pinned, and the CPUs loadgen leaves are not known"
     else if (free >= 2)
         text = text sprintf("nothing pinned: 09-reuseport's loops can spread over the %d CPUs " \
             "loadgen leaves, so it could show a gain over 07-epoll", free)
@@ -1213,7 +1240,8 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
     CK = "curves"
     text = sprintf("server on CPUs %s, loadgen on %s thread(s), %s connections: " \
         "09-reuseport (a loop per server CPU) %s against 07-epoll %s",
-        ENVIRON["CORES_SERVER_CPUS"], ENVIRON["CORES_CLIENT_THREADS"], curve_n, c9, c7)
+        known_text(ENVIRON["CORES_SERVER_CPUS"]), known_text(ENVIRON["CORES_CLIENT_THREADS"]),
+        curve_n, c9, c7)
     # A capacity the client or the sweep's top held back is a lower bound,
     # and so is the ratio it stands over (or an upper one, under it).
     if (k7 != "" && k9 != "" && l7 && l9)
@@ -1241,30 +1269,35 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
 # figure. headroom(rung): its text, one headroom_capacity.csv row per
 # quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
 # none), HR_AT_LEAST (1: HR_EST is a lower bound).
-function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g, pool, np) {
+function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g, pool, np, k, K,
+    E, EL, EH, EQ) {
     HR_EST = HR_LO = HR_HI = ""; HR_AT_LEAST = 0
-    split("", E); split("", EL); split("", EH); split("", EQ)
     nq = split(ENVIRON["HEADROOM_QUOTAS"], Q, " ")   # the highest first
     CK = "headroom"
     for (i = 1; i <= nq; i++) {
         q = Q[i] + 0; sw = rung "@" q
-        fault = ""
-        for (j = 1; j <= rows["headroom"]; j++) {
-            g = order["headroom", j]
-            if (index(g, sw ",") == 1 && (("headroom", g) in nfault)) fault = sfirst["headroom", g]
+        fault = ""    # the first the server made, in the sweep or its bisection rounds
+        for (k = 1; k <= 2 && fault == ""; k++) {
+            K = k == 1 ? "headroom" : "headroom_knees"
+            for (j = 1; j <= rows[K] && fault == ""; j++) {
+                g = order[K, j]
+                if (index(g, sw ",") == 1 && ((K, g) in nfault)) fault = sfirst[K, g]
+            }
         }
         capacity(sw, curve_n)
-        if (CAP_WHY == "not swept") continue
+        if (CAP_STOP == "unswept") continue
         text = text sprintf("; held to %d%% of a core, %s", q, capacity_text(sw, curve_n))
         s = lo = hi = ""
         if (CAP != "" && !CAP_AT_LEAST && fault == "") {
             s = per_core(CAP, q); lo = per_core(CAP_LO, q); hi = per_core(CAP_HI, q)
             text = text sprintf(", %s per full core", s)
-            got++; if (got <= 2) { E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q }
-            if (got <= 2) for (j = 1; j <= CAP_REPS; j++) pool[++np] = per_core(CAP_EACH[j], q)
+            if (++got <= 2) {
+                E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q
+                for (j = 1; j <= CAP_REPS; j++) pool[++np] = per_core(CAP_EACH[j], q)
+            }
         } else if (fault != "") text = text " (the server misbehaved: " fault ")"
         printf("%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", rung, q, curve_n, CAP, CAP_LO, CAP_HI,
-            CAP_REPS, yes(CAP_AT_LEAST), CAP_WHY, s, lo, hi) > HR_FILE
+            CAP_REPS, yes(CAP_AT_LEAST), cell(CAP_WHY), s, lo, hi) > HR_FILE
     }
     CK = "curves"
     if (text == "") return ""
