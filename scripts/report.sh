@@ -37,6 +37,8 @@ for v in $(ladder_settings "$CLAIMS"); do eval "$v="; done
 source "$RAW/settings.env"
 set +a
 export CLAIMS
+# judge NAME: a threshold of the claims' table, for the text that explains it.
+judge() { awk -v n="$1" '$1 == "judge" && $2 == n { print $3; exit }' "$CLAIMS"; }
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -95,7 +97,7 @@ plot_scan() {
     for rung in ${SCAN_CONTRAST:-} $SCAN_CLAIM; do
         grep -q "^$rung," "$RESULTS/scan.csv" && rungs="$rungs $rung"
     done
-    how="server and client pinned to CPU $SCAN_CPU, medians of $SCAN_REPS"
+    how="${SCAN_CPU:+server and client pinned to CPU $SCAN_CPU, }medians of $SCAN_REPS"
     data="kind='scan'; $data; rungs='${rungs# }'; term='svg'"
     gp "$data; col=4; out='$RESULTS/scan-rtt.svg'; ylab='round trip, median (µs)';
         ttl='One active client beside N idle ones ($how)'"
@@ -112,7 +114,7 @@ plot_curves() {
     how="open loop, server on one CPU, loadgen on CPU(s) ${CURVE_CLIENT_CPUS:-?}"
     how="$how; 04-select at ${CURVE_N_SELECT:-?}"
     data="kind='curve'; data='$RESULTS/curves.csv'; rungs='${rungs# }'; nsel='$nsel'; term='svg'"
-    gp "$data; xcol=3; col=12; objective=2000; out='$RESULTS/curve-latency.svg';
+    gp "$data; xcol=3; col=12; objective=$(judge OBJ_US); out='$RESULTS/curve-latency.svg';
         xlab='offered rate (messages/s)'; ylab='round trip, p90 (µs, from the intended send)';
         ttl='Load curves at $nsel connections ($how)'"
     gp "$data; xcol=5; col=9; out='$RESULTS/curve-cpu.svg'; xlab='achieved rate (messages/s)';
@@ -178,7 +180,9 @@ contention_summary() {
 
 # report.md, section by section.
 report_md() {
-    local run="" claims="not the project's claims." portable="" waited=""
+    local run="" claims="not the project's claims." portable="" waited="" scan_pin
+    scan_pin="server and loadgen on CPU $SCAN_CPU (a round trip: two switches on one CPU)"
+    [ -n "${SCAN_CPU:-}" ] || scan_pin="nothing pinned"
     [ "${FULL:-0}" = 1 ] &&
         run=" A **--full** run: curves at $CURVE_NS connections, $CURVE_REPS sweeps each."
     [ "$QUICK" = 1 ] && run=" A **--quick** run: fewer repetitions and smaller N; $claims"
@@ -242,8 +246,7 @@ $waited
 - Select ceiling: \`hold -n $SELECT_N --allow-refused\` against 04-select, one run (a count).
 - Scan: \`scan --idle $SCAN_IDLE --duration $SCAN_DURATION\` (04-select: $SCAN_IDLE_SELECT;
   02-fork and 03-threads: ${SCAN_IDLE_BLOCKING:-$SCAN_IDLE}: their line is flat and 10 000 forks
-  take long), $SCAN_REPS runs per rung (median, min-max), server and loadgen on CPU ${SCAN_CPU:-?},
-  so that a round trip is two context switches on one CPU.
+  take long), $SCAN_REPS runs per rung (median, min-max), $scan_pin.
 - C10K, closed loop ("how many can it hold"): \`c10k -n $C10K_N --duration $C10K_DURATION\`,
   server on CPU ${C10K_SERVER_CPU:-?} and loadgen on CPU ${C10K_CLIENT_CPU:-?}, for $C10K_RUNGS
   (07-epoll twice back to back); the claim is ${C10K_CLAIM:-$C10K_RUNGS}'s.
@@ -321,23 +324,23 @@ $(md c10k.csv rung=rung n=N run=run served=served lost=lost unanswered=unanswere
 ## 7. The walls: load curves and capacities
 
 Open loop: each rate is offered on a fixed schedule over all N connections, and every round trip is
-timed from its message's intended send time, in two parts: the client's send lag (how long after
-it could have gone loadgen sent it) and the service time (the rest: the server's). A rung's
-**capacity** is the highest offered rate it kept up with (at least 97% of it achieved) with its p90
-service time within 2 ms, below the first rate it failed. A step is the client's, and counts for
-nobody, only when the client was the saturated side (a loadgen thread at 90% of its core, the
-server below it); where both were, the step is the server's and the table says "both saturated".
-A window whose CPUs went to other work or waited for them (loadgen's contended bound), or ran a
-fixed probe at its edges more than loadgen's slowed bound slower than their best this run (a host
-slowed by what a guest is not told: other guests on its cache and memory), is run again, up to
-$CURVE_RETRIES times, and counts for nobody if it stays contended. Where the doubling sweep
-brackets a knee on the server's side, the bracket is cut at about x1.19 and swept $KNEE_REPS more
-times, the rungs in random order: the capacity is then the median of those rounds, with its
-range. A knee whose rounds lie two bisection steps apart or more is swept $KNEE_MORE_REPS times
-more and marked unsteady: its figure is a band, and another run may land anywhere in it (a
-server that flips between keeping up and a backlog it does not leave). A capacity only the
-client (or the sweep's top) held back is "at least", with the utilization law's estimate of the
-rate at a full core (rate / server CPU share): an estimate, not a measurement.
+timed from its message's intended send time, in two parts: the client's send lag (how long after it
+could have gone loadgen sent it) and the service time (the rest: the server's). A rung's
+**capacity** is the highest offered rate it kept up with (at least $(judge CURVE_KEPT) of it
+achieved) with its p$(judge OBJ_PCT) service time within $(judge OBJ_US) µs, below the first rate it
+failed. A step is the client's, and counts for nobody, only when the client was the saturated side
+(a loadgen thread at $(judge SAT_PCT)% of its core, the server below it); where both were, the step
+is the server's and the table says "both saturated". A window whose CPUs went to other work or
+waited for them (loadgen's contended bound), or ran a fixed probe at its edges more than loadgen's
+slowed bound slower than their best this run (a host slowed by what a guest is not told: other
+guests on its cache and memory), is run again, up to $CURVE_RETRIES times, and counts for nobody if
+it stays contended. Where the doubling sweep brackets a knee on the server's side, the bracket is
+cut at about x1.19 and swept $KNEE_REPS more times, the rungs in random order: the capacity is then
+the median of those rounds, with its range. A knee whose rounds lie two bisection steps apart or
+more is swept $KNEE_MORE_REPS times more and marked unsteady: its figure is a band, and another run
+may land anywhere in it (a server that flips between keeping up and a backlog it does not leave). A
+capacity only the client (or the sweep's top) held back is "at least", with the utilization law's
+estimate of the rate at a full core (rate / server CPU share): an estimate, not a measurement.
 
 $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_min=min \
     capacity_max=max repeats=repeats unsteady=unsteady at_least="at least" why=why \
@@ -352,11 +355,11 @@ Headroom: on two cores the client costs about what an O(ready) loop does per mes
 knees lie beyond it. These rungs were swept again, doubling and then bisected as above, with the
 server held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QUOTA_US:-?} µs of
 CPU per period of 100/quota times that), where the knee is within the client's reach. A server
-out of quota waits for its next period, up to 3 ms at 25%: under a quota the objective allows
-that wait on top of its 2 ms. A knee scales to a full core only if the cost per message does not
-change with the rate: scaled, the two highest quotas' knees within one bisection step give the
-figure at a full core; the higher quota's above by more, a lower bound (the cost per message fell
-as the rate rose); below, none. $(finding headroom).
+out of quota waits for its next period, up to $((${QUOTA_US:-0} * 3 / 1000)) ms at 25%: under a
+quota the objective allows that wait on top of its $(judge OBJ_US) µs. A knee scales to a full core
+only if the cost per message does not change with the rate: scaled, the two highest quotas' knees
+within one bisection step give the figure at a full core; the higher quota's above by more, a lower
+bound (the cost per message fell as the rate rose); below, none. $(finding headroom).
 
 $(md headroom_capacity.csv rung=rung quota_pct="quota (% of a core)" n=N \
     capacity_msgs_per_s="capacity (msg/s)" capacity_min=min capacity_max=max repeats=repeats \
