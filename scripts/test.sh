@@ -3,16 +3,17 @@
 # configurations, and run the black-box suite with ctest.
 #   dev   ASan + UBSan: every server, loadgen, the reporter, the kqueue shim's
 #         own tests, and the portability checks (tests/portability/)
-#   tsan  ThreadSanitizer: 03-threads, the only server with threads
+#   tsan  ThreadSanitizer: the servers with threads (03-threads, 09-reuseport)
 # and the workshop's patches (the tests scripts/check-workshop.sh runs), in
 # the same ctest run as the dev tests. It prints the time of each part at the
 # end, and exits 1 if any part failed.
 #
 #   scripts/test.sh                       everything: what CI runs
-#   scripts/test.sh 05-poll [07-epoll...] those rungs' dev tests (and tsan's
-#                                         for 03-threads): well under a minute
-#   scripts/test.sh -R '05-poll:half-close'   arguments from the first one
-#                                         starting with '-' go to ctest, dev
+#   scripts/test.sh 05-poll [09-reuseport...] those rungs' dev tests (and
+#                                         tsan's where it has some): well
+#                                         under a minute
+#   scripts/test.sh -R '05-poll:half-close'   a first argument starting with
+#                                         '-': all of them go to ctest, dev
 #                                         then tsan (each built and run only
 #                                         if the selection picks one of its
 #                                         tests); no workshop patches
@@ -30,8 +31,7 @@
 # most 2 jobs.
 #
 # bash 3.2 (macOS's) is enough: no GNU-only tool, ${1+"$@"} for a possibly
-# empty argument list under set -u. FreeBSD has no bash in its base system:
-# pkg install bash first.
+# empty argument list under set -u.
 # bash is not in FreeBSD's base system. Where `#!/usr/bin/env bash` finds
 # none, env(1) stops with its own message ("env: bash: No such file or
 # directory"); started with sh instead (sh scripts/test.sh), the line
@@ -61,7 +61,10 @@ if [ $# -gt 0 ]; then
         mode=rungs
         for arg in "$@"; do
             case $arg in
-            [0-9][0-9]-*) [ -d "$arg" ] || { echo "test.sh: no rung folder $arg" >&2; exit 2; } ;;
+            beyond/[0-9][0-9]-* | [0-9][0-9]-*)
+                arg=${arg#beyond/}
+                [ -d "$arg" ] || [ -d "beyond/$arg" ] ||
+                    { echo "test.sh: no rung folder $arg" >&2; exit 2; } ;;
             *)
                 echo "test.sh: $arg is neither a rung (e.g. 05-poll) nor a ctest option" >&2
                 usage
@@ -187,12 +190,10 @@ rungs)
     labels="^($(IFS='|'; echo "${rungs[*]}"))\$"
     part "dev build" build dev
     part "dev tests of ${rungs[*]}" run_tests dev -L "$labels"
-    for r in "${rungs[@]}"; do
-        if [ "$r" = 03-threads ]; then
-            part "tsan build" build tsan
-            part "tsan tests of 03-threads" run_tests tsan -L '^03-threads$'
-        fi
-    done
+    if [ "$(selected tsan -L "$labels")" -gt 0 ]; then
+        part "tsan build" build tsan
+        part "tsan tests of ${rungs[*]}" run_tests tsan -L "$labels"
+    fi
     ;;
 ctest-args)
     # A tree is built only when the selection picks one of its tests: the
