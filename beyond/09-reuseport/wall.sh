@@ -13,9 +13,12 @@ demo() {
     loadgen c10k -n 10000 --duration 2 $(server_pid_opt)
     ports_after
     stop_server
+    served=$(key served)
+    need "$served" "served count"
     counts="lost $(key lost), corrupt $(key corrupt)"
-    say "" "  served $(key served) of $(key requested), $counts;" \
-        "  $(key msgs_per_s) echoes per second; server CPU $(key server_cpu_pct)% of one core"
+    cpu=$(shown "$(key server_cpu_pct)" "%")
+    say "" "  served $served of $(key requested), $counts;" \
+        "  $(shown "$(key msgs_per_s)") echoes per second; server CPU $cpu of one core"
     grep 'loop [0-9]*: [0-9]* connections' "$tmp/server.err" | sed 's/^[^:]*: /  /'
     say "  expect: one line per online CPU, the counts close to 10 000 / loops: the kernel" \
         "  hashes each connection's addresses and ports to one listener. On 2 cores the load" \

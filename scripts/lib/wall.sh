@@ -21,12 +21,15 @@
 # stopping the server, ports, the load client) is scripts/lib/ladder.sh's.
 set -u
 
+# The top of the tree, from a rung's folder: .. for NN-name, ../.. for
+# beyond/NN-name.
 rung=$(basename "$(pwd)")
 case $rung in
-0[1-7]-*) top=.. ;;
-0[89]-*) top=../.. ;; # beyond/08-io_uring, beyond/09-reuseport
+[0-9][0-9]-*) ;;
 *) echo "wall: run it from a rung's folder (make wall)" >&2; exit 2 ;;
 esac
+top=..
+[ -f "$top/scripts/lib/ladder.sh" ] || top=../..
 [ -x ./server-release ] || { echo "wall: ./server-release missing; run make wall" >&2; exit 2; }
 . "$top/scripts/lib/ladder.sh"
 
