@@ -351,15 +351,16 @@ $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_
 
 Beyond the ladder, beside 07-epoll: $(finding beyond).
 
-Headroom: on two cores the client costs about what an O(ready) loop does per message, so those
-knees lie beyond it. These rungs were swept again, doubling and then bisected as above, with the
-server held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QUOTA_US:-?} µs of
-CPU per period of 100/quota times that), where the knee is within the client's reach. A server
-out of quota waits for its next period, up to $((${QUOTA_US:-0} * 3 / 1000)) ms at 25%: under a
-quota the objective allows that wait on top of its $(judge OBJ_US) µs. A knee scales to a full core
-only if the cost per message does not change with the rate: scaled, the two highest quotas' knees
-within one bisection step give the figure at a full core; the higher quota's above by more, a lower
-bound (the cost per message fell as the rate rose); below, none. $(finding headroom).
+Headroom: on two cores the client costs about what an O(ready) loop does per message, so those knees
+lie beyond it. These rungs were swept again, doubling and then bisected as above, with the server
+held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QUOTA_US:-?} µs of CPU per
+period of 100/quota times that), where the knee is within the client's reach; such a server is
+saturated at $(judge SAT_PCT)% of its quota. A server out of quota waits for its next period, up to
+$((${QUOTA_US:-0} * 3 / 1000)) ms at 25%: under a quota the objective allows that wait on top of its
+$(judge OBJ_US) µs. A knee scales to a full core only if the cost per message does not change with
+the rate: scaled, the two highest quotas' knees within one bisection step give the figure at a full
+core; the higher quota's above by more, a lower bound (the cost per message fell as the rate rose);
+below, none. $(finding headroom).
 
 $(md headroom_capacity.csv rung=rung quota_pct="quota (% of a core)" n=N \
     capacity_msgs_per_s="capacity (msg/s)" capacity_min=min capacity_max=max repeats=repeats \

@@ -581,8 +581,9 @@ function verdict_c10k(    n, i, k, text, other, contrast, rn) {
 # side, the server was not: nobody's either), "slow" (the server did not
 # keep up), "late" (it kept up, with a service time above the objective)
 # or "ok". BOTH is set when both sides were saturated: the step is the
-# server's, and the report says so.
-function step_kind(g,    offered, got, p, cs, ss, csat, ssat) {
+# server's, and the report says so. A server held to a quota is saturated
+# at SAT_PCT of its quota: it can use no more.
+function step_kind(g,    offered, got, p, cs, ss, csat, ssat, q) {
     BOTH = 0
     if ((CK, g) in nfault) return "fault"
     if ((CK, g) in err || (CK, g) in plat) return "gone"
@@ -590,7 +591,8 @@ function step_kind(g,    offered, got, p, cs, ss, csat, ssat) {
     if (contended(CK, g)) return "contended"
     cs = med(CK, g, "client_thread_cpu_pct_max")
     ss = med(CK, g, "server_cpu_pct")
-    csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT
+    q = quota_of(g)
+    csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT * (q ? q : 100) / 100
     if (csat && !ssat) return "client"
     BOTH = csat && ssat
     got = med(CK, g, "rate_achieved")
@@ -604,10 +606,12 @@ function step_kind(g,    offered, got, p, cs, ss, csat, ssat) {
 # headroom sweeps, "RUNG@PCT,...": the period less the quota), which the
 # objective allows it on top; 0 without a quota.
 function quota_wait_us(g,    q) {
-    if (CK !~ /^headroom/) return 0
-    q = substr(g, index(g, "@") + 1) + 0
+    q = quota_of(g)
     return q > 0 ? ENVIRON["QUOTA_US"] * (100 / q - 1) : 0
 }
+# quota_of(group): the percent of a core the headroom step's server was held
+# to ("RUNG@PCT,..."); 0 for a step without a quota.
+function quota_of(g) { return CK ~ /^headroom/ ? substr(g, index(g, "@") + 1) + 0 : 0 }
 
 # The percentile the objective reads: the service time (the round trip less
 # the client's own send lag), or the whole round trip where a run has no

@@ -651,11 +651,19 @@ headroom-knee-fault) # 07's third 25% round lost bytes at its first rate: the qu
     # gives no figure, and nor does 07-epoll at a full core
     quota_sweeps
     set_keys headroom_knees.jsonl \
-        '"rung":"07-epoll","quota_pct":25,"n":10000,"run":3,.*"rate_offered":19027,' lost=2 error=lost
+        '"rung":"07-epoll","quota_pct":25,"n":10000,"run":3,.*"rate_offered":19027,' \
+        lost=2 error=lost
     WANT="held to 25% of a core, 22627 msgs/s (median of 3 repeats, range 16000-22627) (the"
     finding headroom "$WANT server misbehaved: run 3: 2 lost"
     finding headroom "fewer than two quotas placed a knee"
     refute_finding headroom "07-epoll about" ;;
+headroom-both-saturated) # at 25%, 07's first failed step had loadgen's thread at 95% and
+    # the server at its quota: both saturated, the step is the server's, and its knee stands
+    quota_sweeps
+    set_keys headroom.jsonl '"rung":"07-epoll","quota_pct":25,.*"rate_offered":32000,' \
+        client_thread_cpu_pct_max=95 server_cpu_pct=25
+    finding headroom "held to 25% of a core, 22627 msgs/s (median of 3 repeats, range 22627-22627)"
+    finding headroom "agree within x1.00 (one bisection step: x1.19): about 90509 msgs/s" ;;
 walls-order-quota)
     client_bound
     quota_sweeps
