@@ -307,7 +307,10 @@ cgroup_init() {
         CGROUP_TEXT="$CGROUP_TEXT threads and children in one reading at each window's edge"
         break
     done
-    if [ -f "$SERVER_CGROUP/cpu.max" ]; then
+    # v2's group is also the cpu controller's when that is enabled; so is
+    # v1's where cpu and cpuacct share a hierarchy (cpu and cpuacct are then
+    # links to one cpu,cpuacct folder, and a second mkdir would fail).
+    if [ -f "$SERVER_CGROUP/cpu.max" ] || [ -f "$SERVER_CGROUP/cpu.cfs_quota_us" ]; then
         QUOTA_CGROUP=$SERVER_CGROUP
     elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
         mkdir "/sys/fs/cgroup/cpu/ladder-reproduce.$$" 2>/dev/null; then
