@@ -282,12 +282,9 @@ bench_cleanup() {
         wait "$LOADGEN_PID" 2>/dev/null
     fi
     LOADGEN_PID=""
-    if [ -n "$SERVER_PID" ] && is_running "$SERVER_PID" "$SERVER_START"; then
-        kill -TERM "$SERVER_PID" 2>/dev/null
-        wait_finished "$SERVER_PID" "$SERVER_START" 10 || kill -KILL "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
-    SERVER_PID=""
+    # SIGKILL, past 10 s, to the server's children too (02-fork's, when an
+    # interrupt comes while it is still ending them).
+    server_end 10
     [ -n "${SERVER_CGROUP:-}" ] && rmdir "$SERVER_CGROUP" 2>/dev/null
     [ -n "${QUOTA_CGROUP:-}" ] && rmdir "$QUOTA_CGROUP" 2>/dev/null
     SERVER_CGROUP="" QUOTA_CGROUP=""
