@@ -336,7 +336,9 @@ SERVER_ERR=""   # why server_start failed
 # (pinned to CPU unless it is empty), its stdout in DIR/server.out and its
 # stderr in DIR/server.err, and wait at most 5 s for its one announcement,
 # "listening on 127.0.0.1:PORT". Sets SERVER_PID, SERVER_START, SERVER_PORT;
-# 1, with SERVER_ERR saying why and the server stopped, when it did not come.
+# 1, with SERVER_ERR saying why and the server stopped, when it did not come
+# (SERVER_END and SERVER_RC as server_end sets them: "early" and its exit
+# status when it exited before announcing).
 server_start() {
     _ldir=$1 _lexe=$2 _lcpu=$3
     shift 3
@@ -357,8 +359,12 @@ server_start() {
         _ltries=$((_ltries - 1))
     done
     _lwhy=$(tail -n 2 "$_ldir/server.err" | tr '\n"\\' '   ')
-    SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
     server_end 0
+    if [ "$SERVER_END" = early ]; then
+        SERVER_ERR="${_lexe##*/} exited with status $SERVER_RC before announcing ($_lwhy)"
+    else
+        SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
+    fi
     return 1
 }
 
