@@ -75,27 +75,42 @@ usage() {
     sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0"
 }
 
+# bad_usage WHY: a bad command line: WHY, the usage line, exit 2.
+bad_usage() {
+    echo "reproduce.sh: $1" >&2
+    echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference]" \
+        "[--keep-damon] [-h]" >&2
+    exit 2
+}
+
 QUICK=0
 SMOKE=0
 FULL=0
 REFERENCE=0
 KEEP_DAMON=0
+KIND="" # full, quick or smoke; empty: the default run
 for arg in "$@"; do
     case "$arg" in
-    --full) FULL=1 ;;
+    --full | --quick | --smoke)
+        [ -z "$KIND" ] || [ "$KIND" = "${arg#--}" ] ||
+            bad_usage "--$KIND and $arg: one kind of run at a time"
+        KIND=${arg#--}
+        ;;
     --keep-damon) KEEP_DAMON=1 ;;
     --reference) REFERENCE=1 ;;
-    --quick) QUICK=1 ;;
-    --smoke) SMOKE=1 ;;
     -h | --help) usage; exit 0 ;;
-    *)
-        echo "reproduce.sh: unknown argument '$arg'" >&2
-        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference]" \
-            "[--keep-damon] [-h]" >&2
-        exit 2
-        ;;
+    *) bad_usage "unknown argument '$arg'" ;;
     esac
 done
+# The reference is what every document quotes: the default run's figures,
+# never a smaller run's, nor a longer one the documents do not describe.
+[ "$REFERENCE" = 1 ] && [ -n "$KIND" ] &&
+    bad_usage "--reference is the default run: not with --$KIND"
+case $KIND in
+full) FULL=1 ;;
+quick) QUICK=1 ;;
+smoke) SMOKE=1 ;;
+esac
 
 # ---- the platform -----------------------------------------------------------
 
