@@ -721,7 +721,7 @@ measure_cores() {
     local why="" s threads cpus rung extra tags n=${CURVE_NS##* }
     s=$((${#CPUS[@]} / 2))
     if [ -n "$CURVE_STATUS" ]; then why=$CURVE_STATUS
-    elif [ "$BEYOND_SWEPT" != yes ]; then why="a --quick run does not sweep 09"
+    elif [ "$BEYOND_SWEPT" != yes ]; then why="a --$KIND run does not sweep 09"
     elif [ ! -x "$BIN/09-reuseport" ]; then why="09-reuseport is not built on this platform"
     elif [ -z "$C10K_SERVER_CPU" ]; then why="no CPU pinning here"
     elif [ "${#CPUS[@]}" -lt "$CORES_MIN_CPUS" ]; then
