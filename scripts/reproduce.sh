@@ -176,11 +176,12 @@ SCAN_CPU=${CPUS[0]}
 C10K_SERVER_CPU=${CPUS[0]}
 C10K_CLIENT_CPU=${CPUS[1]:-${CPUS[0]}}
 # The load curves: server on the first CPU, loadgen on the others, one
-# event loop per CPU (loadgen --threads) up to 8, so a bigger machine than
-# this 2-core one can outpace a single-threaded server.
+# event loop per CPU (loadgen --threads) up to LOADGEN_MAX_THREADS, so a
+# bigger machine than this 2-core one can outpace a single-threaded server.
+LOADGEN_MAX_THREADS=8
 CLIENT_THREADS=$((${#CPUS[@]} - 1))
 [ "$CLIENT_THREADS" -lt 1 ] && CLIENT_THREADS=1
-[ "$CLIENT_THREADS" -gt 8 ] && CLIENT_THREADS=8
+[ "$CLIENT_THREADS" -gt "$LOADGEN_MAX_THREADS" ] && CLIENT_THREADS=$LOADGEN_MAX_THREADS
 CURVE_CLIENT_CPUS=$(echo "${CPUS[*]:1:$CLIENT_THREADS}" | tr ' ' ',')
 [ -n "$CURVE_CLIENT_CPUS" ] || CURVE_CLIENT_CPUS=$C10K_CLIENT_CPU
 # One loop per core (measure_cores): with this many allowed CPUs or more.
@@ -309,11 +310,13 @@ build_tools() {
 
 # build_tree: BIN, the folder of executables to measure: LADDER_BIN as it
 # is, or the Release build by CMake (BUILD_DIR, else the release preset's
-# build/release), or without cmake by make (build_with_make).
+# build/release), or without cmake by make (build_with_make), with one job
+# per CPU up to BUILD_MAX_JOBS.
+BUILD_MAX_JOBS=2
 build_tree() {
     local jobs rc=0
     jobs=$(cpu_count)
-    [ "$jobs" -gt 2 ] && jobs=2
+    [ "$jobs" -gt "$BUILD_MAX_JOBS" ] && jobs=$BUILD_MAX_JOBS
     if [ -n "${LADDER_BIN:-}" ]; then
         BIN=$LADDER_BIN
         BUILD_DIR=$(cd "$BIN/.." && pwd)
@@ -737,7 +740,8 @@ measure_cores() {
         return 0
     fi
     cpus=$(echo "${CPUS[*]:0:$s}" | tr ' ' ',')
-    threads=$((${#CPUS[@]} - s)); [ "$threads" -gt 8 ] && threads=8
+    threads=$((${#CPUS[@]} - s))
+    [ "$threads" -gt "$LOADGEN_MAX_THREADS" ] && threads=$LOADGEN_MAX_THREADS
     CORES_SERVER_CPUS=$cpus CORES_CLIENT_THREADS=$threads
     for rung in 07-epoll 09-reuseport; do
         extra=""; [ "$rung" = 09-reuseport ] && extra="-t $s"
