@@ -423,15 +423,14 @@ build_yardstick() {
         YARD_STATUS="left out (YARDSTICK=0)"
     elif ! HEADER=uv.h compiles "$CC" $flags -luv &&
         ! { [ "$PORTABLE" = 0 ] && try_libuv "$CC"; }; then
-        YARD_STATUS="libuv not found (install: $(install_hint libuv |
-            sed 's/apt-get install libuv$/apt-get install libuv1-dev/'))"
+        YARD_STATUS="libuv not found (install: $(install_hint libuv))"
         skipped_tool "libuv not found: the yardstick was not measured ($(install_hint libuv))"
     # shellcheck disable=SC2046 # flags, one word each
     elif ! "$CC" $(ladder_flags "$ROOT" STD RELEASE WARN) $flags scripts/yardstick/uv_echo.c \
         -o "$TMP/bin/uv-echo" -luv >"$TMP/uv.log" 2>&1; then
         YARD_STATUS="uv_echo.c does not build: $(first_line "$TMP/uv.log")"
     else
-        M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev ||
+        M_LIBUV=$( (dpkg-query -W -f '${Version}' "$(package_for libuv)" ||
             pkg-config --modversion libuv) 2>/dev/null || echo "installed")
         CURVE_RUNGS="$CURVE_RUNGS uv-echo"
         [ "$SCAN_YARDSTICK" = yes ] && SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
