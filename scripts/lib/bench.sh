@@ -195,12 +195,12 @@ run_loadgen() {
     return 0
 }
 
-# save FILE TAGS EXTRA: append LG_OUT to FILE, each line with the JSON
-# fragment EXTRA added (and loadgen's last stderr line, when it exited
-# non-zero: the first problem it saw). Without a result, a line of TAGS,
-# the reason in "error" and its cause ("server": the server did not start;
-# "tool": loadgen gave nothing, or its server's CPU quota could not be set),
-# so that the report says why.
+# save FILE TAGS EXTRA [WHY [CAUSE]]: append LG_OUT to FILE, each line with
+# the JSON fragment EXTRA added (and loadgen's last stderr line, when it
+# exited non-zero: the first problem it saw). Without a result, a line of
+# TAGS and EXTRA, WHY in "error" and CAUSE in "cause" ("server": the server
+# did not start; "tool", the default: loadgen gave nothing, or its server's
+# CPU quota could not be set), so that the report says why.
 save() {
     local file=$1 tags=$2 extra=${3:+,$3} why=${4:-} cause=${5:-tool} err
     if [ -n "$LG_OUT" ]; then

@@ -11,15 +11,20 @@
 # itself starts with _l, out of the way of the caller's.
 #
 #   ladder_rungs          the rungs: the folders NN-name/ with a main.c
+#   claims_settings, ladder_settings   the claims' table's settings for a
+#                         kind of run, and every name raw/settings.env holds
 #   ladder_platform       LADDER_OS, LADDER_FORCED, USE_PROC, PIN
 #   limit, kern, proc_figure, is_number
-#   children_room, threads_room   how many clients 02-fork and 03-threads
-#                         may hold here (the room the OS leaves)
+#   accept_queue          the setting that clamps a listen backlog, and its value
+#   children_room, threads_room, room_for   how many clients 02-fork and
+#                         03-threads may hold here (the room the OS leaves);
+#                         thread_cap, the threads the kernel allows a process
 #   cpu_count, allowed_cpus, pinned
 #   proc_start, proc_state, is_running, wait_finished
 #   server_start, server_end      a server on a kernel-chosen port, and
 #                         stopping it (SIGTERM, bounded, then SIGKILL)
-#   ports_init, port_budget       the ephemeral ports in TIME_WAIT
+#   now                   the clock in seconds
+#   ports_init, port_budget, ports_closed   the ephemeral ports in TIME_WAIT
 #   loadgen_path, loadgen_build   the load client, built by clients/loadgen.mk
 #   ladder_flags          compiler flags from common/flags.mk, for a compiler call
 #
