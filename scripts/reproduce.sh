@@ -75,27 +75,42 @@ usage() {
     sed -n '2,/^# bash is not/{/^# bash is not/d;/^#/s/^# \{0,1\}//p;}' "$0"
 }
 
+# bad_usage WHY: a bad command line: WHY, the usage line, exit 2.
+bad_usage() {
+    echo "reproduce.sh: $1" >&2
+    echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference]" \
+        "[--keep-damon] [-h]" >&2
+    exit 2
+}
+
 QUICK=0
 SMOKE=0
 FULL=0
 REFERENCE=0
 KEEP_DAMON=0
+KIND="" # full, quick or smoke; empty: the default run
 for arg in "$@"; do
     case "$arg" in
-    --full) FULL=1 ;;
+    --full | --quick | --smoke)
+        [ -z "$KIND" ] || [ "$KIND" = "${arg#--}" ] ||
+            bad_usage "--$KIND and $arg: one kind of run at a time"
+        KIND=${arg#--}
+        ;;
     --keep-damon) KEEP_DAMON=1 ;;
     --reference) REFERENCE=1 ;;
-    --quick) QUICK=1 ;;
-    --smoke) SMOKE=1 ;;
     -h | --help) usage; exit 0 ;;
-    *)
-        echo "reproduce.sh: unknown argument '$arg'" >&2
-        echo "usage: scripts/reproduce.sh [--full | --quick | --smoke | --reference]" \
-            "[--keep-damon] [-h]" >&2
-        exit 2
-        ;;
+    *) bad_usage "unknown argument '$arg'" ;;
     esac
 done
+# The reference is what every document quotes: the default run's figures,
+# never a smaller run's, nor a longer one the documents do not describe.
+[ "$REFERENCE" = 1 ] && [ -n "$KIND" ] &&
+    bad_usage "--reference is the default run: not with --$KIND"
+case $KIND in
+full) FULL=1 ;;
+quick) QUICK=1 ;;
+smoke) SMOKE=1 ;;
+esac
 
 # ---- the platform -----------------------------------------------------------
 
@@ -161,11 +176,12 @@ SCAN_CPU=${CPUS[0]}
 C10K_SERVER_CPU=${CPUS[0]}
 C10K_CLIENT_CPU=${CPUS[1]:-${CPUS[0]}}
 # The load curves: server on the first CPU, loadgen on the others, one
-# event loop per CPU (loadgen --threads) up to 8, so a bigger machine than
-# this 2-core one can outpace a single-threaded server.
+# event loop per CPU (loadgen --threads) up to LOADGEN_MAX_THREADS, so a
+# bigger machine than this 2-core one can outpace a single-threaded server.
+LOADGEN_MAX_THREADS=8
 CLIENT_THREADS=$((${#CPUS[@]} - 1))
 [ "$CLIENT_THREADS" -lt 1 ] && CLIENT_THREADS=1
-[ "$CLIENT_THREADS" -gt 8 ] && CLIENT_THREADS=8
+[ "$CLIENT_THREADS" -gt "$LOADGEN_MAX_THREADS" ] && CLIENT_THREADS=$LOADGEN_MAX_THREADS
 CURVE_CLIENT_CPUS=$(echo "${CPUS[*]:1:$CLIENT_THREADS}" | tr ' ' ',')
 [ -n "$CURVE_CLIENT_CPUS" ] || CURVE_CLIENT_CPUS=$C10K_CLIENT_CPU
 # One loop per core (measure_cores): with this many allowed CPUs or more.
@@ -294,11 +310,13 @@ build_tools() {
 
 # build_tree: BIN, the folder of executables to measure: LADDER_BIN as it
 # is, or the Release build by CMake (BUILD_DIR, else the release preset's
-# build/release), or without cmake by make (build_with_make).
+# build/release), or without cmake by make (build_with_make), with one job
+# per CPU up to BUILD_MAX_JOBS.
+BUILD_MAX_JOBS=2
 build_tree() {
     local jobs rc=0
     jobs=$(cpu_count)
-    [ "$jobs" -gt 2 ] && jobs=2
+    [ "$jobs" -gt "$BUILD_MAX_JOBS" ] && jobs=$BUILD_MAX_JOBS
     if [ -n "${LADDER_BIN:-}" ]; then
         BIN=$LADDER_BIN
         BUILD_DIR=$(cd "$BIN/.." && pwd)
@@ -405,15 +423,14 @@ build_yardstick() {
         YARD_STATUS="left out (YARDSTICK=0)"
     elif ! HEADER=uv.h compiles "$CC" $flags -luv &&
         ! { [ "$PORTABLE" = 0 ] && try_libuv "$CC"; }; then
-        YARD_STATUS="libuv not found (install: $(install_hint libuv |
-            sed 's/apt-get install libuv$/apt-get install libuv1-dev/'))"
+        YARD_STATUS="libuv not found (install: $(install_hint libuv))"
         skipped_tool "libuv not found: the yardstick was not measured ($(install_hint libuv))"
     # shellcheck disable=SC2046 # flags, one word each
     elif ! "$CC" $(ladder_flags "$ROOT" STD RELEASE WARN) $flags scripts/yardstick/uv_echo.c \
         -o "$TMP/bin/uv-echo" -luv >"$TMP/uv.log" 2>&1; then
         YARD_STATUS="uv_echo.c does not build: $(first_line "$TMP/uv.log")"
     else
-        M_LIBUV=$( (dpkg-query -W -f '${Version}' libuv1-dev ||
+        M_LIBUV=$( (dpkg-query -W -f '${Version}' "$(package_for libuv)" ||
             pkg-config --modversion libuv) 2>/dev/null || echo "installed")
         CURVE_RUNGS="$CURVE_RUNGS uv-echo"
         [ "$SCAN_YARDSTICK" = yes ] && SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
@@ -706,7 +723,7 @@ measure_cores() {
     local why="" s threads cpus rung extra tags n=${CURVE_NS##* }
     s=$((${#CPUS[@]} / 2))
     if [ -n "$CURVE_STATUS" ]; then why=$CURVE_STATUS
-    elif [ "$BEYOND_SWEPT" != yes ]; then why="a --quick run does not sweep 09"
+    elif [ "$BEYOND_SWEPT" != yes ]; then why="a --$KIND run does not sweep 09"
     elif [ ! -x "$BIN/09-reuseport" ]; then why="09-reuseport is not built on this platform"
     elif [ -z "$C10K_SERVER_CPU" ]; then why="no CPU pinning here"
     elif [ "${#CPUS[@]}" -lt "$CORES_MIN_CPUS" ]; then
@@ -722,7 +739,8 @@ measure_cores() {
         return 0
     fi
     cpus=$(echo "${CPUS[*]:0:$s}" | tr ' ' ',')
-    threads=$((${#CPUS[@]} - s)); [ "$threads" -gt 8 ] && threads=8
+    threads=$((${#CPUS[@]} - s))
+    [ "$threads" -gt "$LOADGEN_MAX_THREADS" ] && threads=$LOADGEN_MAX_THREADS
     CORES_SERVER_CPUS=$cpus CORES_CLIENT_THREADS=$threads
     for rung in 07-epoll 09-reuseport; do
         extra=""; [ "$rung" = 09-reuseport ] && extra="-t $s"

@@ -66,12 +66,14 @@ note_problem() {
 # measured_start RUNG TAG [CPU]: start RUNG (bin/RUNG, or TMP/bin/RUNG for
 # the servers the script builds itself) on a kernel-chosen loopback port,
 # pinned to CPU if given, and wait for its announcement (server_start, in
-# ladder.sh). Sets SERVER_PID and SERVER_PORT. Returns non-zero, START_ERR
-# saying why, if it does not come up.
+# ladder.sh). Sets SERVER_PID and SERVER_PORT. Returns 1, SERVER_ERR saying
+# why, if it does not come up; 2, SERVER_ERR naming the cgroup file, if its
+# CPU quota (SERVER_QUOTA_PCT) could not be set: the host's doing, not the
+# server's, so the server is not started.
 measured_start() {
     local rung=$1 exe=$BIN/$1
     [ -x "$TMP/bin/$rung" ] && exe=$TMP/bin/$rung
-    quota_set "${SERVER_QUOTA_PCT:-}" || { START_ERR="no CPU quota here"; return 1; }
+    quota_set "${SERVER_QUOTA_PCT:-}" || { SERVER_ERR=$QUOTA_ERR; return 2; }
     SERVER_NAME=$rung
     SERVER_TAG=$2
     # SERVER_ARGS: options for the server itself (e.g. 09-reuseport's -t).
@@ -84,8 +86,7 @@ measured_start() {
             echo "$SERVER_PID" >"$QUOTA_CGROUP/cgroup.procs" 2>/dev/null
         return 0
     fi
-    START_ERR=$SERVER_ERR
-    log "PROBLEM: $SERVER_TAG: $START_ERR"
+    log "PROBLEM: $SERVER_TAG: $SERVER_ERR"
     keep_server_log
     return 1
 }
@@ -194,11 +195,12 @@ run_loadgen() {
     return 0
 }
 
-# save FILE TAGS EXTRA: append LG_OUT to FILE, each line with the JSON
-# fragment EXTRA added (and loadgen's last stderr line, when it exited
-# non-zero: the first problem it saw). Without a result, a line of TAGS,
-# the reason in "error" and its cause ("server": the server did not start;
-# "tool": loadgen gave nothing), so that the report says why.
+# save FILE TAGS EXTRA [WHY [CAUSE]]: append LG_OUT to FILE, each line with
+# the JSON fragment EXTRA added (and loadgen's last stderr line, when it
+# exited non-zero: the first problem it saw). Without a result, a line of
+# TAGS and EXTRA, WHY in "error" and CAUSE in "cause" ("server": the server
+# did not start; "tool", the default: loadgen gave nothing, or its server's
+# CPU quota could not be set), so that the report says why.
 save() {
     local file=$1 tags=$2 extra=${3:+,$3} why=${4:-} cause=${5:-tool} err
     if [ -n "$LG_OUT" ]; then
@@ -210,6 +212,17 @@ save() {
     else
         printf '{%s%s,"cause":"%s","error":"%s"}\n' "$tags" "$extra" "$cause" "$why" >>"$file"
         [ "$cause" = server ] || failure "${file##*/} $(printf '%s' "$tags" | tr -d '"'): $why"
+    fi
+}
+
+# unstarted FILE TAGS RC: the line of a run whose server measured_start
+# did not start (RC 1: the server's fault; 2: its quota could not be set).
+unstarted() {
+    LG_OUT=""
+    if [ "$3" = 2 ]; then
+        save "$1" "$2" "" "$SERVER_ERR" tool
+    else
+        save "$1" "$2" "" "server did not start: $SERVER_ERR" server
     fi
 }
 
@@ -228,11 +241,7 @@ one_run() {
     local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/} a
     shift 5
     port_budget "$(ports_for "$@")"
-    if ! measured_start "$rung" "${tag%.jsonl}" "$cpu"; then
-        LG_OUT=""
-        save "$file" "$tags" "" "server did not start: $START_ERR" server
-        return 1
-    fi
+    measured_start "$rung" "${tag%.jsonl}" "$cpu" || { unstarted "$file" "$tags" $?; return 1; }
     set -- "$@" -p "$SERVER_PORT"
     # @PID becomes the server's pid (and its cgroup, where the run has one):
     # rebuild the argument list in place.
@@ -273,12 +282,9 @@ bench_cleanup() {
         wait "$LOADGEN_PID" 2>/dev/null
     fi
     LOADGEN_PID=""
-    if [ -n "$SERVER_PID" ] && is_running "$SERVER_PID" "$SERVER_START"; then
-        kill -TERM "$SERVER_PID" 2>/dev/null
-        wait_finished "$SERVER_PID" "$SERVER_START" 10 || kill -KILL "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
-    SERVER_PID=""
+    # SIGKILL, past 10 s, to the server's children too (02-fork's, when an
+    # interrupt comes while it is still ending them).
+    server_end 10
     [ -n "${SERVER_CGROUP:-}" ] && rmdir "$SERVER_CGROUP" 2>/dev/null
     [ -n "${QUOTA_CGROUP:-}" ] && rmdir "$QUOTA_CGROUP" 2>/dev/null
     SERVER_CGROUP="" QUOTA_CGROUP=""
@@ -307,7 +313,10 @@ cgroup_init() {
         CGROUP_TEXT="$CGROUP_TEXT threads and children in one reading at each window's edge"
         break
     done
-    if [ -f "$SERVER_CGROUP/cpu.max" ]; then
+    # v2's group is also the cpu controller's when that is enabled; so is
+    # v1's where cpu and cpuacct share a hierarchy (cpu and cpuacct are then
+    # links to one cpu,cpuacct folder, and a second mkdir would fail).
+    if [ -f "$SERVER_CGROUP/cpu.max" ] || [ -f "$SERVER_CGROUP/cpu.cfs_quota_us" ]; then
         QUOTA_CGROUP=$SERVER_CGROUP
     elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] &&
         mkdir "/sys/fs/cgroup/cpu/ladder-reproduce.$$" 2>/dev/null; then
@@ -321,21 +330,30 @@ cgroup_init() {
 # period of QUOTA_US x 100 / PCT. QUOTA_US is the kernel's smallest quota
 # (1 ms; a period is at least that too), so that a server out of quota
 # waits as little as it can for the next period: 1 ms at 50%, 3 ms at 25%.
-# Fails where there is no cpu cgroup (QUOTA_CGROUP, made by cgroup_init).
+# Fails, QUOTA_ERR saying why, where there is no cpu cgroup (QUOTA_CGROUP,
+# made by cgroup_init) or a file of it cannot be written.
 QUOTA_CGROUP=""
 QUOTA_US=1000
 quota_set() {
-    local period=$QUOTA_US quota=max
+    local period=$QUOTA_US quota=max f
     [ -n "$1" ] && quota=$QUOTA_US period=$((QUOTA_US * 100 / $1))
+    QUOTA_ERR=""
     if [ -z "$QUOTA_CGROUP" ]; then
-        [ -z "$1" ]
+        [ -z "$1" ] || QUOTA_ERR="no cpu cgroup here to hold the server to $1% of a CPU"
     elif [ -f "$QUOTA_CGROUP/cpu.max" ]; then
-        echo "$quota $period" >"$QUOTA_CGROUP/cpu.max"
+        f=$QUOTA_CGROUP/cpu.max
+        echo "$quota $period" >"$f" || QUOTA_ERR="could not write '$quota $period' to $f"
     else
         [ "$quota" = max ] && quota=-1
-        echo "$period" >"$QUOTA_CGROUP/cpu.cfs_period_us" &&
-            echo "$quota" >"$QUOTA_CGROUP/cpu.cfs_quota_us"
+        f=$QUOTA_CGROUP/cpu.cfs_period_us
+        if echo "$period" >"$f"; then
+            f=$QUOTA_CGROUP/cpu.cfs_quota_us
+            echo "$quota" >"$f" || QUOTA_ERR="could not write $quota to $f"
+        else
+            QUOTA_ERR="could not write $period to $f"
+        fi
     fi
+    [ -z "$QUOTA_ERR" ]
 }
 
 # damon_pause: DAMON's monitors (the kdamond threads a VM's proactive

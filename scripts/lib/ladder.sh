@@ -11,15 +11,20 @@
 # itself starts with _l, out of the way of the caller's.
 #
 #   ladder_rungs          the rungs: the folders NN-name/ with a main.c
+#   claims_settings, ladder_settings   the claims' table's settings for a
+#                         kind of run, and every name raw/settings.env holds
 #   ladder_platform       LADDER_OS, LADDER_FORCED, USE_PROC, PIN
 #   limit, kern, proc_figure, is_number
-#   children_room, threads_room   how many clients 02-fork and 03-threads
-#                         may hold here (the room the OS leaves)
+#   accept_queue          the setting that clamps a listen backlog, and its value
+#   children_room, threads_room, room_for   how many clients 02-fork and
+#                         03-threads may hold here (the room the OS leaves);
+#                         thread_cap, the threads the kernel allows a process
 #   cpu_count, allowed_cpus, pinned
 #   proc_start, proc_state, is_running, wait_finished
 #   server_start, server_end      a server on a kernel-chosen port, and
 #                         stopping it (SIGTERM, bounded, then SIGKILL)
-#   ports_init, port_budget       the ephemeral ports in TIME_WAIT
+#   now                   the clock in seconds
+#   ports_init, port_budget, ports_closed   the ephemeral ports in TIME_WAIT
 #   loadgen_path, loadgen_build   the load client, built by clients/loadgen.mk
 #   ladder_flags          compiler flags from common/flags.mk, for a compiler call
 #
@@ -336,7 +341,9 @@ SERVER_ERR=""   # why server_start failed
 # (pinned to CPU unless it is empty), its stdout in DIR/server.out and its
 # stderr in DIR/server.err, and wait at most 5 s for its one announcement,
 # "listening on 127.0.0.1:PORT". Sets SERVER_PID, SERVER_START, SERVER_PORT;
-# 1, with SERVER_ERR saying why and the server stopped, when it did not come.
+# 1, with SERVER_ERR saying why and the server stopped, when it did not come
+# (SERVER_END and SERVER_RC as server_end sets them: "early" and its exit
+# status when it exited before announcing).
 server_start() {
     _ldir=$1 _lexe=$2 _lcpu=$3
     shift 3
@@ -357,8 +364,12 @@ server_start() {
         _ltries=$((_ltries - 1))
     done
     _lwhy=$(tail -n 2 "$_ldir/server.err" | tr '\n"\\' '   ')
-    SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
     server_end 0
+    if [ "$SERVER_END" = early ]; then
+        SERVER_ERR="${_lexe##*/} exited with status $SERVER_RC before announcing ($_lwhy)"
+    else
+        SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
+    fi
     return 1
 }
 

@@ -6,11 +6,12 @@
 
 APT_LOG=${APT_LOG:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/results/logs/apt.log}
 
-# The Debian package that provides each command.
+# The Debian package that provides each command (and libuv, the library).
 package_for() {
     case "$1" in
     cc | gcc) echo gcc ;;
     gnuplot) echo gnuplot-nox ;;
+    libuv) echo libuv1-dev ;;
     taskset | prlimit) echo util-linux ;;
     pgrep | ps) echo procps ;;
     *) echo "$1" ;;
@@ -104,10 +105,10 @@ ensure_sanitizers() {
     fi
 }
 
-# try_libuv CC: 0 if CC can link against libuv, installing libuv1-dev when
-# it can. Optional: the caller says what is not measured without it.
+# try_libuv CC: 0 if CC can link against libuv, installing it (libuv1-dev)
+# when it can. Optional: the caller says what is not measured without it.
 try_libuv() {
     HEADER=uv.h compiles "$1" -luv && return 0
     can_apt || return 1
-    apt_install libuv1-dev && HEADER=uv.h compiles "$1" -luv
+    apt_install "$(package_for libuv)" && HEADER=uv.h compiles "$1" -luv
 }

@@ -70,16 +70,14 @@ syscalls_detach() {
 
 # syscalls_one RUNG: one traced run of RUNG, its line appended to syscalls.jsonl.
 syscalls_one() {
-    local rung=$1 tags="\"rung\":\"$1\"" table total errors calls msgs extra
+    local rung=$1 tags="\"rung\":\"$1\"" table total errors calls msgs extra rc=0
     if [ ! -x "$BIN/$rung" ]; then syscalls_stub "$rung" "not built on this platform"; return 0; fi
     port_budget "$SYSCALL_N"
-    if ! measured_start "$rung" syscalls "$C10K_SERVER_CPU"; then
-        case $START_ERR in
-        *io_uring*) syscalls_stub "$rung" "io_uring refused here (${START_ERR#*(}" ;;
-        *)
-            LG_OUT=""
-            save "$RAW/syscalls.jsonl" "$tags" "" "server did not start: $START_ERR" server
-            ;;
+    measured_start "$rung" syscalls "$C10K_SERVER_CPU" || rc=$?
+    if [ "$rc" != 0 ]; then
+        case $rc:$SERVER_ERR in
+        1:*io_uring*) syscalls_stub "$rung" "io_uring refused here (${SERVER_ERR#*(}" ;;
+        *) unstarted "$RAW/syscalls.jsonl" "$tags" "$rc" ;;
         esac
         return 0
     fi
