@@ -39,6 +39,8 @@ set +a
 export CLAIMS
 # judge NAME: a threshold of the claims' table, for the text that explains it.
 judge() { awk -v n="$1" '$1 == "judge" && $2 == n { print $3; exit }' "$CLAIMS"; }
+# The knees' step across a doubling: x1.19 for KNEE_CUTS 4.
+knee_step=$(awk -v c="${KNEE_CUTS:-4}" 'BEGIN { printf "%.2f", 2 ^ (1 / c) }')
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -257,7 +259,7 @@ $waited
   ${CURVE_LIGHT_RUNGS:-every rung}),
   $CURVE_REPS sweep(s) per rung in a random order, windows found contended run again up to
   ${CURVE_RETRIES:-0} times, then $KNEE_REPS bisection rounds of each knee bracketed on the
-  server's side (its three inner rates at about x1.19 and its top, the rungs in a new random
+  server's side (its inner rates at about x$knee_step and its top, the rungs in a new random
   order each round; $KNEE_MORE_REPS more for an unsteady knee), server on CPU
   ${C10K_SERVER_CPU:-?} and loadgen on ${CURVE_CLIENT_CPUS:-?}, for 04-select
   $CURVE_RUNGS.${CURVE_STATUS:+ Not measured: $CURVE_STATUS.}${BEYOND_STATUS:+ Beyond the ladder,
@@ -335,7 +337,7 @@ waited for them (loadgen's contended bound), or ran a fixed probe at its edges m
 slowed bound slower than their best this run (a host slowed by what a guest is not told: other
 guests on its cache and memory), is run again, up to $CURVE_RETRIES times, and counts for nobody if
 it stays contended. Where the doubling sweep brackets a knee on the server's side, the bracket is
-cut at about x1.19 and swept $KNEE_REPS more times, the rungs in random order: the capacity is then
+cut at about x$knee_step and swept $KNEE_REPS more times, the rungs in random order: the capacity is then
 the median of those rounds, with its range. A knee whose rounds lie two bisection steps apart or
 more is swept $KNEE_MORE_REPS times more and marked unsteady: its figure is a band, and another run
 may land anywhere in it (a server that flips between keeping up and a backlog it does not leave). A

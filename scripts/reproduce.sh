@@ -667,8 +667,8 @@ knee_round() {
         read -r cn lo hi <<EOF_KNEE
 $(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
 EOF_KNEE
-        rates=$(awk -v lo="$lo" -v hi="$hi" 'BEGIN { for (j = 1; j <= 4; j++)
-            printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / 4) + 0.5 }')
+        rates=$(awk -v lo="$lo" -v hi="$hi" -v c="$KNEE_CUTS" 'BEGIN { for (j = 1; j <= c; j++)
+            printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / c) + 0.5 }')
         log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
         quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
         case $rung in *@*)

@@ -42,10 +42,14 @@ BEGIN {
     C10K_LIGHT_STEPS = judge("C10K_LIGHT_STEPS"); C10K_CPU_FACTOR = judge("C10K_CPU_FACTOR")
     C10K_FLOOR_FACTOR = judge("C10K_FLOOR_FACTOR")
     FD_SETSIZE = judge("FD_SETSIZE"); SELECT_MIN_SERVED = judge("SELECT_MIN_SERVED")
+    # The knees' bisection step across a doubling bracket (KNEE_CUTS steps;
+    # 4, x1.19, in a settings.env from before it was a setting).
+    KNEE_CUTS = ENVIRON["KNEE_CUTS"] + 0; if (KNEE_CUTS < 1) KNEE_CUTS = 4
+    BISECT_STEP = 2 ^ (1 / KNEE_CUTS)
     # Headroom: knees under two CPU quotas, scaled to a full core, must
-    # agree within one bisection step (the knees' x1.19) to give a figure;
-    # 1% on top, as the bisection's rates are rounded to whole messages.
-    HEADROOM_AGREE = 2 ^ 0.25 * 1.01
+    # agree within one bisection step to give a figure; 1% on top, as the
+    # bisection's rates are rounded to whole messages.
+    HEADROOM_AGREE = BISECT_STEP * 1.01
     BOOT = 2000             # the yardstick's bootstrap resamples
     # What counts as the server misbehaving, in any mode. "refused" is the
     # select ceiling's expected outcome there, and a fault everywhere else.
@@ -713,8 +717,8 @@ function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
     if (!nr) return
     for (r in at) CAP_EACH[++c] = at[r]
     CAP = median_of(CAP_EACH, c); CAP_LO = CAP_EACH[1]; CAP_HI = CAP_EACH[c]; CAP_REPS = c
-    # The bracket is cut in four: one step is its fourth root.
-    CAP_SPREAD = int(4 * log(CAP_HI / CAP_LO) / log(CAP_FAIL / base) + 0.5)
+    # The bracket is cut in KNEE_CUTS: one step is that root of it.
+    CAP_SPREAD = int(KNEE_CUTS * log(CAP_HI / CAP_LO) / log(CAP_FAIL / base) + 0.5)
     # The rounds sweep the bracket's top too: kept up with there, the
     # doubling sweep's failure was its window's, and no wall is shown.
     if (CAP + 0 >= CAP_FAIL + 0) {
@@ -1330,7 +1334,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
     return text sprintf("; scaled, the knees at %d%% and %d%% agree within x%s (one bisection " \
         "step: x%s): about %s msgs/s at a full core (range %s-%s), the median of the %d " \
         "repeats at both quotas, scaled", EQ[1], EQ[2], fixed(r > 1 ? r : 1 / r, 2),
-        fixed(2 ^ 0.25, 2), HR_EST, HR_LO, HR_HI, np)
+        fixed(BISECT_STEP, 2), HR_EST, HR_LO, HR_HI, np)
 }
 
 # per_core(x, q): a rate measured at q% of a core, scaled to a full core.
