@@ -337,12 +337,13 @@ waited for them (loadgen's contended bound), or ran a fixed probe at its edges m
 slowed bound slower than their best this run (a host slowed by what a guest is not told: other
 guests on its cache and memory), is run again, up to $CURVE_RETRIES times, and counts for nobody if
 it stays contended. Where the doubling sweep brackets a knee on the server's side, the bracket is
-cut at about x$knee_step and swept $KNEE_REPS more times, the rungs in random order: the capacity is then
-the median of those rounds, with its range. A knee whose rounds lie two bisection steps apart or
-more is swept $KNEE_MORE_REPS times more and marked unsteady: its figure is a band, and another run
-may land anywhere in it (a server that flips between keeping up and a backlog it does not leave). A
-capacity only the client (or the sweep's top) held back is "at least", with the utilization law's
-estimate of the rate at a full core (rate / server CPU share): an estimate, not a measurement.
+cut at about x$knee_step and swept $KNEE_REPS more times, the rungs in random order: the capacity is
+then the median of those rounds, with its range. A knee whose rounds lie two bisection steps apart
+or more is swept $KNEE_MORE_REPS times more and marked unsteady: its figure is a band, and another
+run may land anywhere in it (a server that flips between keeping up and a backlog it does not
+leave). A capacity only the client (or the sweep's top) held back is "at least", with the
+utilization law's estimate of the rate at a full core (rate / server CPU share): an estimate, not a
+measurement.
 
 $(md capacity.csv rung=rung n=N capacity_msgs_per_s="capacity (msg/s)" capacity_min=min \
     capacity_max=max repeats=repeats unsteady=unsteady at_least="at least" why=why \
