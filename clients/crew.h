@@ -68,4 +68,10 @@ void crew_sum(crew_t *c, crew_sum_t *out);
 /* Stops the workers, closes every connection, frees everything. */
 void crew_free(crew_t *c);
 
+/*
+ * Lets the calling thread run on cpus[0..count) only: 0, or -1 with errno
+ * (ENOSYS off Linux, where loadgen does not pin).
+ */
+int pin_this_thread(const int *cpus, int count);
+
 #endif /* LOADGEN_CREW_H */

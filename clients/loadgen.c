@@ -34,10 +34,9 @@
  * own (stall.c, c10k.c, hold.c, scan.c), what they share is in measure.c
  * (modes.h), and the connections they drive are pool.c's.
  */
-#define _GNU_SOURCE /* sched_setaffinity, and POSIX under strict -std=c11 */
+#define _GNU_SOURCE /* POSIX under strict -std=c11 */
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,23 +93,22 @@ static long connections_needed(const options_t *o)
 /*
  * --cpu: with the server pinned to the same CPU (taskset -c 0 server) a round
  * trip is two context switches on one warm core, the steadiest figure a
- * shared machine gives.
+ * shared machine gives. Each CPU of a list is tried alone first, so the one
+ * loadgen may not use is named; then this thread runs on all of them (each
+ * of c10k's workers then pins itself to one, crew.c). Its mask is what
+ * proc_host_cpu reads as the client's CPUs, so every worker's is measured.
  */
-static void pin_to_cpu(int cpu)
+static void pin_to_cpus(const options_t *o)
 {
-#ifdef __linux__
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) == 0)
-        return;
-    usage_error("--cpu %d: cannot run there (%s)", cpu, strerror(errno));
-#else
-    (void)cpu;
-    usage_error("--cpu is supported on Linux only");
-#endif
+    for (int i = 0; i < o->cpu_count; i++)
+        if (pin_this_thread(&o->cpus[i], 1) != 0) {
+            if (errno == ENOSYS)
+                usage_error("--cpu is supported on Linux only");
+            usage_error("--cpu %d: cannot run there (%s)", o->cpus[i], strerror(errno));
+        }
+    if (o->cpu_count > 1 && pin_this_thread(o->cpus, o->cpu_count) != 0)
+        usage_error("--cpu: cannot run on the list's CPUs together (%s)", strerror(errno));
 }
-
 
 /* ---- main -------------------------------------------------------------- */
 
@@ -123,9 +121,7 @@ int main(int argc, char **argv)
     const char *why;
     if (target_resolve(&target, o.addr, o.port, &why) < 0)
         usage_error("bad address '%s' (%s)", o.addr, why);
-    /* A list is checked CPU by CPU here; each of c10k's threads then pins itself (crew.c). */
-    for (int i = 0; i < o.cpu_count; i++)
-        pin_to_cpu(o.cpus[i]);
+    pin_to_cpus(&o);
     if (!raise_fd_limit(connections_needed(&o)))
         return 1;
     /* A write to a connection the server reset fails with EPIPE instead of killing us. */

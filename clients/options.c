@@ -257,7 +257,6 @@ static void parse_cpu_list(const char *s, options_t *o)
             break;
         start += len + 1;
     }
-    o->cpu = o->cpus[0];
 }
 
 /* "0,100,1000,10000" */
@@ -368,7 +367,7 @@ static void check_and_complete(options_t *o)
 void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.addr = DEFAULT_ADDR, .port = DEFAULT_PORT, .hold_s = DEFAULT_HOLD_S,
-                     .size = DEFAULT_SIZE, .cpu = -1};
+                     .size = DEFAULT_SIZE};
     if (argc < 2)
         usage_error("missing mode");
     o->mode_name = argv[1];

@@ -27,6 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +362,11 @@ static const case_t CASES[] = {
      {"c10k", "-n", "21", "--duration", "1", "--rate", "420", "--threads", "2"}, 0, 1,
      {"served=21", "threads=2", "rate_offered=420.0", "rate_achieved>378", "rate_achieved<462",
       "msgs>378", "echoes_per_conn_min>15", "echoes_per_conn_max<25", "error="}},
+    /* --cpu 0,1: each worker on one of them, the main thread on both, so the host CPUs
+     * measured around the window are both (not only the last CPU of the list). */
+    {"threads-cpu-list", {"--mode", "echo"},
+     {"c10k", "-n", "2", "--duration", "0.2", "--threads", "2", "--cpu", "0,1"}, 0, 1,
+     {"served=2", "threads=2", "host_cpus=2", "error="}},
     /* A load curve: one result per rate, on the same connections. The last step ran at
      * its own rate, not the one before (200: 100 msgs in its 0.5 s); how close to it is
      * open-loop-correct's to check, over a window twice as long, where a stall of 50 ms
@@ -662,6 +670,18 @@ static void run_case(const case_t *c)
            csv[0].count);
 }
 
+/* Whether this process may run on CPUs 0 and 1, where loadgen can pin (Linux). */
+static bool may_run_on_cpus_0_and_1(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    return !forced_portable() && sched_getaffinity(0, sizeof set, &set) == 0 &&
+           CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
+#else
+    return false;
+#endif
+}
+
 /* ---- bad command lines ------------------------------------------------- */
 
 /* Each must exit 2, print nothing on stdout and one "loadgen:" line on stderr. */
@@ -947,6 +967,10 @@ int main(int argc, char **argv)
     if (strcmp(name, "source-spread") == 0 && forced_portable()) {
         printf("skipped: Linux only (loadgen spreads its sources over 127.0.0.2-254 on Linux;"
                " the forced off-Linux path connects from 127.0.0.1)\n");
+        return 77;
+    }
+    if (strcmp(name, "threads-cpu-list") == 0 && !may_run_on_cpus_0_and_1()) {
+        printf("skipped: needs Linux with CPUs 0 and 1 usable (--cpu pins on Linux only)\n");
         return 77;
     }
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
