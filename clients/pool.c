@@ -665,13 +665,23 @@ static void open_one(pool_t *p)
         conn_fail(p, c, FAIL_CLIENT, "event loop: %s", strerror(errno));
 }
 
-/* Every connection not yet served gets no more chances. */
+/*
+ * Every connection not yet served gets no more chances: one whose connect()
+ * never completed (a full accept queue drops SYNs) failed to connect; one
+ * connected went unanswered. `why` follows "no echo" or "connect ... did
+ * not complete".
+ */
 static void give_up_waiting(pool_t *p, const char *why)
 {
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
-        if (!c->served && c->fd >= 0)
-            conn_fail(p, c, FAIL_UNANSWERED, "%s", why);
+        if (c->served || c->fd < 0)
+            continue;
+        if (c->state == CONN_CONNECTING)
+            conn_fail(p, c, FAIL_CONNECT, "connect to %s did not complete%s", p->target->name,
+                      why);
+        else
+            conn_fail(p, c, FAIL_UNANSWERED, "no echo%s", why);
     }
 }
 
@@ -699,13 +709,13 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
             progress = p->settled + p->n.established;
             last_progress = now;
         } else if (now - last_progress >= RAMP_STALL_NS) {
-            give_up_waiting(p, "no echo, and nothing moved for 10 s "
+            give_up_waiting(p, ", and nothing moved for 10 s "
                                "(is the server busy with another client?)");
             break;
         }
         if (now >= deadline) {
             p->timed_out = true;
-            give_up_waiting(p, "no echo before --timeout");
+            give_up_waiting(p, " before --timeout");
             break;
         }
     }

@@ -107,7 +107,8 @@ typedef struct {
 typedef struct {
     size_t established;     /* connect() completed */
     size_t served;          /* first echo came back intact */
-    size_t connect_failed;  /* connect() failed: refused, no port, no fd */
+    size_t connect_failed;  /* connect() failed (refused, no port, no fd) or had not
+                               completed when we gave up (a full accept queue) */
     size_t refused;         /* connected, then closed or reset before any echo */
     size_t unanswered;      /* connected, but no echo came before we gave up */
     size_t lost;            /* served, then closed, reset or went silent */

@@ -294,6 +294,12 @@ static const case_t CASES[] = {
     {"never-answer", {"--mode", "silent"}, {"c10k", "-n", "5", "--timeout", "1"}, 1, 1,
      {"established=5", "served=0", "failed=5", "unanswered=5", "msgs=0", "window_s=",
       "msgs_per_s=", "error=timeout"}},
+    /* A full accept queue: the kernel drops the SYNs of all but the first connection or
+     * two, whose connect() never completes. Those failed to connect; they were never
+     * connected, so they are not unanswered (the ones queued are). */
+    {"connect-never-completes", {"--mode", "full"}, {"c10k", "-n", "5", "--timeout", "1"}, 1, 1,
+     {"requested=5", "served=0", "failed=5", "established<3", "connect_failed>2",
+      "unanswered<3", "error=timeout"}},
     {"accept-then-stall", {"--mode", "stall", "--every", "10", "--after", "1000"},
      {"c10k", N20, "--timeout", "3"}, 1, 1,
      {"served=20", "failed=0", "timed_out=2", "lost=0", "corrupt=0", "error=timeout"}},
