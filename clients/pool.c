@@ -203,15 +203,7 @@ typedef enum {
     FAIL_UNCLOSED,   /* half-closed, and the server never closed its side */
 } failure_t;
 
-/*
- * Failures of a socket call that are the client's, not the server's: out of
- * descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL, EADDRINUSE
- * from bind) or of kernel memory (ENOBUFS, ENOMEM). A non-blocking TCP
- * connect() answers EAGAIN only for want of something local too (connect(2):
- * insufficient entries in the routing cache; a port, on some kernels); a
- * server that will not take the connection refuses it or lets it time out.
- */
-static failure_t connect_failure(int err)
+bool connect_error_is_clients(int err)
 {
     switch (err) {
     case EAGAIN:
@@ -220,9 +212,14 @@ static failure_t connect_failure(int err)
     case EADDRNOTAVAIL:
     case EADDRINUSE:
     case ENOBUFS:
-    case ENOMEM: return FAIL_CLIENT;
-    default: return FAIL_CONNECT;
+    case ENOMEM: return true;
+    default: return false;
     }
+}
+
+static failure_t connect_failure(int err)
+{
+    return connect_error_is_clients(err) ? FAIL_CLIENT : FAIL_CONNECT;
 }
 
 bool write_error_is_peers(int err)

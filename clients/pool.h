@@ -63,6 +63,17 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
 int target_connect(target_t *t);
 
 /*
+ * Whether a failed socket(), bind() or connect() is the client's fault, not
+ * the server's: out of descriptors (EMFILE, ENFILE), of local ports
+ * (EADDRNOTAVAIL, EADDRINUSE from bind) or of kernel memory (ENOBUFS,
+ * ENOMEM). A non-blocking TCP connect() answers EAGAIN only for want of
+ * something local too (connect(2): insufficient entries in the routing
+ * cache; a port, on some kernels); a server that will not take the
+ * connection refuses it or lets it time out.
+ */
+bool connect_error_is_clients(int err);
+
+/*
  * Whether a failed write() is the connection's fault: the server reset or
  * left it (EPIPE, ECONNRESET), or the path to it broke. Any other failure is
  * the client's own (ENOBUFS, ENOMEM: the kernel was short of memory for

@@ -36,13 +36,6 @@ typedef struct {
     const char *error;  /* the short reason for the result's `error`, or NULL */
 } stall_counts_t;
 
-/* The socket-call failures that are loadgen's, not the server's (as pool.c counts them). */
-static bool client_fault(int err)
-{
-    return err == EMFILE || err == ENFILE || err == EADDRNOTAVAIL || err == EADDRINUSE ||
-           err == ENOBUFS || err == ENOMEM;
-}
-
 /* Connect one socket and wait for the handshake to finish. The fd, or -1. */
 static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who,
                             stall_counts_t *n)
@@ -55,14 +48,17 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     int fd = target_connect(t);
     if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0) {
         err = errno;
-        mine = fd >= 0 || client_fault(err); /* a failed registration is always ours */
+        mine = fd >= 0 || connect_error_is_clients(err); /* a failed registration: ours */
     } else if ((ready = loop_wait(loop, &ev, 1, us_until(deadline))) < 0) {
         err = errno;
         mine = waiting_failed = true; /* the event loop's failure, not the handshake's */
-    } else if (ready == 0)
+    } else if (ready == 0) {
         err = ETIMEDOUT;
-    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-        err = errno;
+    } else {
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+        mine = connect_error_is_clients(err); /* as pool.c's on_connected counts it */
+    }
     if (fd >= 0)
         loop_remove(loop, fd);
     if (err == 0)

@@ -447,6 +447,9 @@ static const case_t CASES[] = {
     {"stall-wait-fails", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 1, 1,
      {"connect_failed=0", "refused=0", "client_errors=1", "error=client"},
      .client_fault = "epoll_pwait2 ENOMEM"},
+    /* The same for stall: the connect() of client A refused with EAGAIN is loadgen's. */
+    {"stall-connect-eagain", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 1, 1,
+     {"connect_failed=0", "client_errors=1", "error=client"}, .client_fault = "connect EAGAIN"},
     {"stall-write-enobufs", {"--mode", "echo"}, {"stall", "--hold", "0.2"}, 1, 1,
      {"refused=0", "client_errors=1", "error=client"}, .client_fault = "write ENOBUFS"},
     {"client-write-enomem", {"--mode", "echo"}, {"c10k", "-n", "3", "--duration", "0.3"}, 1, 1,
