@@ -44,20 +44,21 @@
 
 #include "modes.h"
 
-/* Descriptors beyond the connections: stdio, the event loop, /proc files. */
+/* Descriptors beyond the connections and event loops: stdio, /proc files, the speed file. */
 #define FD_MARGIN 32
 
 /* ---- set-up ------------------------------------------------------------ */
 
 /*
- * Every connection is a descriptor and the soft limit is often 1024. Raise
- * it to the hard limit (no privilege needed), and if even that is too small
- * say what is needed now rather than fail half way through.
+ * Every connection is a descriptor, and so is each thread's event loop
+ * (--threads: epoll and kqueue are one each), and the soft limit is often
+ * 1024. Raise it to the hard limit (no privilege needed), and if even that
+ * is too small say what is needed now rather than fail half way through.
  */
-static bool raise_fd_limit(long connections)
+static bool raise_fd_limit(long connections, int loops)
 {
     struct rlimit rl;
-    rlim_t need = (rlim_t)connections + FD_MARGIN;
+    rlim_t need = (rlim_t)connections + (rlim_t)loops + FD_MARGIN;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         return true; /* nothing to go on; let socket() report EMFILE */
     if (rl.rlim_cur < rl.rlim_max) {
@@ -71,9 +72,11 @@ static bool raise_fd_limit(long connections)
     if (rl.rlim_cur >= need)
         return true;
     fprintf(stderr,
-            "loadgen: %ld connections need about %llu open files, but the limit is %llu; "
-            "raise it first (`ulimit -n %llu`, or as root `prlimit --nofile=%llu --pid $$`)\n",
-            connections, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+            "loadgen: %ld connections on %d event loop(s) need about %llu open files, but "
+            "the limit is %llu; "
+            "raise it first (`ulimit -n %llu` in the shell that runs loadgen, or on Linux as "
+            "root `prlimit --nofile=%llu --pid $$`)\n",
+            connections, loops, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
             (unsigned long long)need, (unsigned long long)need);
     return false;
 }
@@ -122,7 +125,7 @@ int main(int argc, char **argv)
     if (target_resolve(&target, o.addr, o.port, &why) < 0)
         usage_error("bad address '%s' (%s)", o.addr, why);
     pin_to_cpus(&o);
-    if (!raise_fd_limit(connections_needed(&o)))
+    if (!raise_fd_limit(connections_needed(&o), o.threads))
         return 1;
     /* A write to a connection the server reset fails with EPIPE instead of killing us. */
     signal(SIGPIPE, SIG_IGN);
