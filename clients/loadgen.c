@@ -25,10 +25,11 @@
  * reset, timed out, bytes differed; one line on stderr says why), 2 for a
  * bad command line.
  *
- * The client is one thread with non-blocking sockets and its own event loop
- * (loop.h), so it reads while it writes and cannot deadlock against a
- * correct server. It reports its own CPU time, so a reader can
- * see that it was not the bottleneck.
+ * Each event loop (loop.h) is one thread with non-blocking sockets, so it
+ * reads while it writes and cannot deadlock against a correct server; the
+ * client is one such thread, or with c10k's --threads N, N of them
+ * (crew.h). It reports its own CPU time, its busiest thread's too, so a
+ * reader can see that it was not the bottleneck.
  *
  * This file parses the command line and sets up; each mode is a file of its
  * own (stall.c, c10k.c, hold.c, scan.c), what they share is in measure.c

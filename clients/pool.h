@@ -25,8 +25,8 @@
  *
  * Open loop (--rate R): slot j of the schedule is due at window start +
  * j / R seconds and belongs to active connection j mod A (A active
- * connections), so each connection's sends are due at fixed times R / A
- * apart. A connection keeps at most one message in flight: when a send falls
+ * connections), so each connection's sends are due at fixed times A / R
+ * seconds apart. A connection keeps at most one message in flight: when a send falls
  * due while its previous echo is still out, the send waits in that
  * connection's backlog (no memory: it is the connection's slots that are due
  * and not yet sent) and goes out, in order, the moment the echo is back.
