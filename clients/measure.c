@@ -201,7 +201,7 @@ void cpu_window_start(cpu_window_t *w, const options_t *o)
     w->wall_start = now_ns();
 }
 
-double delay_ms(long long start, long long end)
+static double delay_ms(long long start, long long end)
 {
     return start >= 0 && end >= start ? (double)(end - start) / NS_PER_MS : NAN;
 }

@@ -878,29 +878,6 @@ void pool_tail(pool_t *p, uint64_t tail_ns)
                       "last echo and loadgen's half-close (shutdown SHUT_WR)");
 }
 
-static int by_value(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max)
-{
-    *min = *median = *max = -1;
-    long *v = malloc((p->count ? p->count : 1) * sizeof *v);
-    size_t n = 0;
-    for (size_t i = 0; v && i < p->count; i++)
-        if (p->conns[i].active)
-            v[n++] = p->conns[i].window_echoes;
-    if (n > 0) {
-        qsort(v, n, sizeof *v, by_value);
-        *min = v[0];
-        *median = v[(n - 1) / 2];
-        *max = v[n - 1];
-    }
-    free(v);
-}
-
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)
 {
     p->deadline = deadline;

@@ -207,9 +207,6 @@ void pool_drain(pool_t *p, uint64_t deadline);
  */
 void pool_tail(pool_t *p, uint64_t tail_ns);
 
-/* Echoes per active connection inside the last window: min, median, max (-1: none). */
-void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max);
-
 /* Send nothing for duration_ns, watching for connections the server drops. */
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline);
 
