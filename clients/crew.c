@@ -52,18 +52,19 @@ static double thread_cpu_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Put the calling thread on one CPU; a CPU it may not use is a usage error, said once. */
-static void pin_this_thread(int cpu)
+int pin_this_thread(const int *cpus, int count)
 {
 #ifdef __linux__
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) /* 0: this thread, on Linux */
-        fprintf(stderr, "loadgen: --cpu %d: cannot run a worker there (%s)\n", cpu,
-                strerror(errno));
+    for (int i = 0; i < count; i++)
+        CPU_SET(cpus[i], &set);
+    return sched_setaffinity(0, sizeof set, &set); /* 0: this thread, on Linux */
 #else
-    (void)cpu; /* options.c refuses --cpu off Linux */
+    (void)cpus;
+    (void)count;
+    errno = ENOSYS;
+    return -1;
 #endif
 }
 
@@ -116,8 +117,10 @@ static void *worker_main(void *arg)
 {
     worker_t *w = arg;
     crew_t *c = w->crew;
-    if (w->cpu >= 0)
-        pin_this_thread(w->cpu);
+    /* loadgen.c has tried each CPU of the list already, and refuses --cpu off Linux. */
+    if (w->cpu >= 0 && pin_this_thread(&w->cpu, 1) != 0)
+        fprintf(stderr, "loadgen: --cpu %d: cannot run a worker there (%s)\n", w->cpu,
+                strerror(errno));
     unsigned long seen = 0;
     for (;;) {
         pthread_mutex_lock(&c->lock);

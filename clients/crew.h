@@ -11,10 +11,12 @@
  * tasks while no worker is measuring; then their counters are summed and
  * their histograms merged, and the results read as one client's.
  *
- * Worker i holds connections i, i + N, i + 2N... of the requested count in
- * effect (each worker opens its share) and offers its share of the rate, in
- * proportion to its connections, so the schedule of the whole crew is the
- * same fixed rate per connection a single loop would keep. The connect
+ * Worker i holds the i-th of N contiguous blocks of the requested count
+ * (as near equal as they divide: the first count % N one connection
+ * larger), numbered on from the previous worker's, opens its block itself,
+ * and offers its share of the rate, in proportion to its connections, so
+ * the schedule of the whole crew is the same fixed rate per connection a
+ * single loop would keep. The connect
  * window (at most somaxconn connections between connect() and their first
  * echo) is divided among the workers, so together they never overflow the
  * server's accept queue.
@@ -67,5 +69,11 @@ void crew_sum(crew_t *c, crew_sum_t *out);
 
 /* Stops the workers, closes every connection, frees everything. */
 void crew_free(crew_t *c);
+
+/*
+ * Lets the calling thread run on cpus[0..count) only: 0, or -1 with errno
+ * (ENOSYS off Linux, where loadgen does not pin).
+ */
+int pin_this_thread(const int *cpus, int count);
 
 #endif /* LOADGEN_CREW_H */

@@ -25,19 +25,19 @@
  * reset, timed out, bytes differed; one line on stderr says why), 2 for a
  * bad command line.
  *
- * The client is one thread with non-blocking sockets and its own event loop
- * (loop.h), so it reads while it writes and cannot deadlock against a
- * correct server. It reports its own CPU time, so a reader can
- * see that it was not the bottleneck.
+ * Each event loop (loop.h) is one thread with non-blocking sockets, so it
+ * reads while it writes and cannot deadlock against a correct server; the
+ * client is one such thread, or with c10k's --threads N, N of them
+ * (crew.h). It reports its own CPU time, its busiest thread's too, so a
+ * reader can see that it was not the bottleneck.
  *
  * This file parses the command line and sets up; each mode is a file of its
  * own (stall.c, c10k.c, hold.c, scan.c), what they share is in measure.c
  * (modes.h), and the connections they drive are pool.c's.
  */
-#define _GNU_SOURCE /* sched_setaffinity, and POSIX under strict -std=c11 */
+#define _GNU_SOURCE /* POSIX under strict -std=c11 */
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,20 +45,21 @@
 
 #include "modes.h"
 
-/* Descriptors beyond the connections: stdio, the event loop, /proc files. */
+/* Descriptors beyond the connections and event loops: stdio, /proc files, the speed file. */
 #define FD_MARGIN 32
 
 /* ---- set-up ------------------------------------------------------------ */
 
 /*
- * Every connection is a descriptor and the soft limit is often 1024. Raise
- * it to the hard limit (no privilege needed), and if even that is too small
- * say what is needed now rather than fail half way through.
+ * Every connection is a descriptor, and so is each thread's event loop
+ * (--threads: epoll and kqueue are one each), and the soft limit is often
+ * 1024. Raise it to the hard limit (no privilege needed), and if even that
+ * is too small say what is needed now rather than fail half way through.
  */
-static bool raise_fd_limit(long connections)
+static bool raise_fd_limit(long connections, int loops)
 {
     struct rlimit rl;
-    rlim_t need = (rlim_t)connections + FD_MARGIN;
+    rlim_t need = (rlim_t)connections + (rlim_t)loops + FD_MARGIN;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         return true; /* nothing to go on; let socket() report EMFILE */
     if (rl.rlim_cur < rl.rlim_max) {
@@ -72,9 +73,11 @@ static bool raise_fd_limit(long connections)
     if (rl.rlim_cur >= need)
         return true;
     fprintf(stderr,
-            "loadgen: %ld connections need about %llu open files, but the limit is %llu; "
-            "raise it first (`ulimit -n %llu`, or as root `prlimit --nofile=%llu --pid $$`)\n",
-            connections, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+            "loadgen: %ld connections on %d event loop(s) need about %llu open files, but "
+            "the limit is %llu; "
+            "raise it first (`ulimit -n %llu` in the shell that runs loadgen, or on Linux as "
+            "root `prlimit --nofile=%llu --pid $$`)\n",
+            connections, loops, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
             (unsigned long long)need, (unsigned long long)need);
     return false;
 }
@@ -94,23 +97,22 @@ static long connections_needed(const options_t *o)
 /*
  * --cpu: with the server pinned to the same CPU (taskset -c 0 server) a round
  * trip is two context switches on one warm core, the steadiest figure a
- * shared machine gives.
+ * shared machine gives. Each CPU of a list is tried alone first, so the one
+ * loadgen may not use is named; then this thread runs on all of them (each
+ * of c10k's workers then pins itself to one, crew.c). Its mask is what
+ * proc_host_cpu reads as the client's CPUs, so every worker's is measured.
  */
-static void pin_to_cpu(int cpu)
+static void pin_to_cpus(const options_t *o)
 {
-#ifdef __linux__
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) == 0)
-        return;
-    usage_error("--cpu %d: cannot run there (%s)", cpu, strerror(errno));
-#else
-    (void)cpu;
-    usage_error("--cpu is supported on Linux only");
-#endif
+    for (int i = 0; i < o->cpu_count; i++)
+        if (pin_this_thread(&o->cpus[i], 1) != 0) {
+            if (errno == ENOSYS)
+                usage_error("--cpu is supported on Linux only");
+            usage_error("--cpu %d: cannot run there (%s)", o->cpus[i], strerror(errno));
+        }
+    if (o->cpu_count > 1 && pin_this_thread(o->cpus, o->cpu_count) != 0)
+        usage_error("--cpu: cannot run on the list's CPUs together (%s)", strerror(errno));
 }
-
 
 /* ---- main -------------------------------------------------------------- */
 
@@ -123,10 +125,8 @@ int main(int argc, char **argv)
     const char *why;
     if (target_resolve(&target, o.addr, o.port, &why) < 0)
         usage_error("bad address '%s' (%s)", o.addr, why);
-    /* A list is checked CPU by CPU here; each of c10k's threads then pins itself (crew.c). */
-    for (int i = 0; i < o.cpu_count; i++)
-        pin_to_cpu(o.cpus[i]);
-    if (!raise_fd_limit(connections_needed(&o)))
+    pin_to_cpus(&o);
+    if (!raise_fd_limit(connections_needed(&o), o.threads))
         return 1;
     /* A write to a connection the server reset fails with EPIPE instead of killing us. */
     signal(SIGPIPE, SIG_IGN);

@@ -201,7 +201,7 @@ void cpu_window_start(cpu_window_t *w, const options_t *o)
     w->wall_start = now_ns();
 }
 
-double delay_ms(long long start, long long end)
+static double delay_ms(long long start, long long end)
 {
     return start >= 0 && end >= start ? (double)(end - start) / NS_PER_MS : NAN;
 }
@@ -235,7 +235,8 @@ void cpu_window_end(cpu_window_t *w, const options_t *o)
         double steal_ms = (double)(host_end.steal_ns - w->host_start.steal_ns) / NS_PER_MS;
         double others_ms = capacity_ms - idle_ms - steal_ms - w->client_ms;
         w->host_cpus = host_end.cpus;
-        w->steal_pct = 100.0 * steal_ms / capacity_ms;
+        if (host_end.steal_known)
+            w->steal_pct = 100.0 * steal_ms / capacity_ms;
         if (!isnan(w->server_ms)) /* 10 ms ticks can make it a little negative */
             w->foreign_pct = 100.0 * (others_ms - w->server_ms) / capacity_ms;
     }
@@ -255,7 +256,7 @@ bool contended(const cpu_window_t *w, const options_t *o)
 /* The host around the window (see cpu_window_t); every key null where unknown. */
 void report_host(report_t *r, const cpu_window_t *w, int retries, const options_t *o)
 {
-    bool known = !isnan(w->foreign_pct) || !isnan(w->steal_pct);
+    bool known = w->host_cpus > 0; /* the host was measured, steal or not */
     report_count_or_null(r, "host_cpus", known ? w->host_cpus : -1);
     report_num(r, "foreign_cpu_pct", w->foreign_pct, 2);
     report_num(r, "steal_pct", w->steal_pct, 2);

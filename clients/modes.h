@@ -26,7 +26,8 @@
 
 /*
  * A side counts as saturated when it kept one core at least this busy over
- * the window: loadgen is one thread, so it can never use more, and
+ * the window: each of loadgen's event loops is one thread, which can never
+ * use more (with --threads the busiest thread is judged, c10k.c), and
  * msgs_per_s then says how fast the client went, not the server. The same
  * bound is applied to the server's CPU summed over its processes and
  * threads, as a share of one core (a single-threaded event loop cannot use

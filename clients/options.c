@@ -65,7 +65,8 @@ static const char HELP[] =
     "  --csv             a header line, then one CSV row per result\n"
     "  --server-pid PID  also measure the server's CPU and memory, summed over its\n"
     "                    processes and threads (Linux; macOS: CPU and RSS of the\n"
-    "                    server and its children; elsewhere left unknown)\n"
+    "                    server and its children; FreeBSD: their CPU, RSS and\n"
+    "                    threads; elsewhere left unknown)\n"
     "  --server-cgroup DIR  the server's CPU time read in one go from this cpuacct\n"
     "                    cgroup (Linux: every thread and child it holds), at the\n"
     "                    window's edges, instead of summed process by process\n"
@@ -257,7 +258,6 @@ static void parse_cpu_list(const char *s, options_t *o)
             break;
         start += len + 1;
     }
-    o->cpu = o->cpus[0];
 }
 
 /* "0,100,1000,10000" */
@@ -368,7 +368,7 @@ static void check_and_complete(options_t *o)
 void parse_options(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.addr = DEFAULT_ADDR, .port = DEFAULT_PORT, .hold_s = DEFAULT_HOLD_S,
-                     .size = DEFAULT_SIZE, .cpu = -1};
+                     .size = DEFAULT_SIZE};
     if (argc < 2)
         usage_error("missing mode");
     o->mode_name = argv[1];

@@ -44,7 +44,6 @@ typedef struct {
     double contended_pct;       /* --contended-pct: the bound a contended window passes (10) */
     double slowed_pct;          /* --slowed-pct (c10k): the slowdown that makes it contended */
     const char *speed_file;     /* --speed-file (c10k): each CPU's best probe, kept across runs */
-    int cpu;                    /* --cpu; -1: not pinned (the first CPU of a list) */
     int cpus[MAX_CPUS];         /* --cpu N,M,...: c10k's workers go round them */
     int cpu_count;
     output_t output;            /* --json, --csv, or a table */

@@ -203,15 +203,7 @@ typedef enum {
     FAIL_UNCLOSED,   /* half-closed, and the server never closed its side */
 } failure_t;
 
-/*
- * Failures of a socket call that are the client's, not the server's: out of
- * descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL, EADDRINUSE
- * from bind) or of kernel memory (ENOBUFS, ENOMEM). A non-blocking TCP
- * connect() answers EAGAIN only for want of something local too (connect(2):
- * insufficient entries in the routing cache; a port, on some kernels); a
- * server that will not take the connection refuses it or lets it time out.
- */
-static failure_t connect_failure(int err)
+bool connect_error_is_clients(int err)
 {
     switch (err) {
     case EAGAIN:
@@ -220,9 +212,14 @@ static failure_t connect_failure(int err)
     case EADDRNOTAVAIL:
     case EADDRINUSE:
     case ENOBUFS:
-    case ENOMEM: return FAIL_CLIENT;
-    default: return FAIL_CONNECT;
+    case ENOMEM: return true;
+    default: return false;
     }
+}
+
+static failure_t connect_failure(int err)
+{
+    return connect_error_is_clients(err) ? FAIL_CLIENT : FAIL_CONNECT;
 }
 
 bool write_error_is_peers(int err)
@@ -665,13 +662,23 @@ static void open_one(pool_t *p)
         conn_fail(p, c, FAIL_CLIENT, "event loop: %s", strerror(errno));
 }
 
-/* Every connection not yet served gets no more chances. */
+/*
+ * Every connection not yet served gets no more chances: one whose connect()
+ * never completed (a full accept queue drops SYNs) failed to connect; one
+ * connected went unanswered. `why` follows "no echo" or "connect ... did
+ * not complete".
+ */
 static void give_up_waiting(pool_t *p, const char *why)
 {
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
-        if (!c->served && c->fd >= 0)
-            conn_fail(p, c, FAIL_UNANSWERED, "%s", why);
+        if (c->served || c->fd < 0)
+            continue;
+        if (c->state == CONN_CONNECTING)
+            conn_fail(p, c, FAIL_CONNECT, "connect to %s did not complete%s", p->target->name,
+                      why);
+        else
+            conn_fail(p, c, FAIL_UNANSWERED, "no echo%s", why);
     }
 }
 
@@ -699,13 +706,13 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
             progress = p->settled + p->n.established;
             last_progress = now;
         } else if (now - last_progress >= RAMP_STALL_NS) {
-            give_up_waiting(p, "no echo, and nothing moved for 10 s "
+            give_up_waiting(p, ", and nothing moved for 10 s "
                                "(is the server busy with another client?)");
             break;
         }
         if (now >= deadline) {
             p->timed_out = true;
-            give_up_waiting(p, "no echo before --timeout");
+            give_up_waiting(p, " before --timeout");
             break;
         }
     }
@@ -869,29 +876,6 @@ void pool_tail(pool_t *p, uint64_t tail_ns)
         if (p->conns[i].state == CONN_TAIL)
             conn_fail(p, &p->conns[i], FAIL_UNCLOSED, "not closed by the server after its "
                       "last echo and loadgen's half-close (shutdown SHUT_WR)");
-}
-
-static int by_value(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max)
-{
-    *min = *median = *max = -1;
-    long *v = malloc((p->count ? p->count : 1) * sizeof *v);
-    size_t n = 0;
-    for (size_t i = 0; v && i < p->count; i++)
-        if (p->conns[i].active)
-            v[n++] = p->conns[i].window_echoes;
-    if (n > 0) {
-        qsort(v, n, sizeof *v, by_value);
-        *min = v[0];
-        *median = v[(n - 1) / 2];
-        *max = v[n - 1];
-    }
-    free(v);
 }
 
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)

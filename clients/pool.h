@@ -25,8 +25,8 @@
  *
  * Open loop (--rate R): slot j of the schedule is due at window start +
  * j / R seconds and belongs to active connection j mod A (A active
- * connections), so each connection's sends are due at fixed times R / A
- * apart. A connection keeps at most one message in flight: when a send falls
+ * connections), so each connection's sends are due at fixed times A / R
+ * seconds apart. A connection keeps at most one message in flight: when a send falls
  * due while its previous echo is still out, the send waits in that
  * connection's backlog (no memory: it is the connection's slots that are due
  * and not yet sent) and goes out, in order, the moment the echo is back.
@@ -61,6 +61,17 @@ int target_resolve(target_t *t, const char *host, const char *port, const char *
 
 /* A non-blocking socket with connect() under way: the fd, or -1 and errno. */
 int target_connect(target_t *t);
+
+/*
+ * Whether a failed socket(), bind() or connect() is the client's fault, not
+ * the server's: out of descriptors (EMFILE, ENFILE), of local ports
+ * (EADDRNOTAVAIL, EADDRINUSE from bind) or of kernel memory (ENOBUFS,
+ * ENOMEM). A non-blocking TCP connect() answers EAGAIN only for want of
+ * something local too (connect(2): insufficient entries in the routing
+ * cache; a port, on some kernels); a server that will not take the
+ * connection refuses it or lets it time out.
+ */
+bool connect_error_is_clients(int err);
 
 /*
  * Whether a failed write() is the connection's fault: the server reset or
@@ -107,7 +118,8 @@ typedef struct {
 typedef struct {
     size_t established;     /* connect() completed */
     size_t served;          /* first echo came back intact */
-    size_t connect_failed;  /* connect() failed: refused, no port, no fd */
+    size_t connect_failed;  /* connect() failed (refused, no port, no fd) or had not
+                               completed when we gave up (a full accept queue) */
     size_t refused;         /* connected, then closed or reset before any echo */
     size_t unanswered;      /* connected, but no echo came before we gave up */
     size_t lost;            /* served, then closed, reset or went silent */
@@ -194,9 +206,6 @@ void pool_drain(pool_t *p, uint64_t deadline);
  * past the run's deadline unless that leaves less than tail_ns) as unclosed.
  */
 void pool_tail(pool_t *p, uint64_t tail_ns);
-
-/* Echoes per active connection inside the last window: min, median, max (-1: none). */
-void pool_echoes_per_conn(const pool_t *p, long *min, long *median, long *max);
 
 /* Send nothing for duration_ns, watching for connections the server drops. */
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline);

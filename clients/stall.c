@@ -27,6 +27,7 @@ typedef struct {
     int connect_failed; /* A or B could not connect */
     int refused;        /* B was closed or reset before its whole echo came */
     int unanswered;     /* B's echo had not come when --timeout passed */
+    int lost;           /* B was reset after its echo, or closed before its half-close */
     int corrupt;        /* B's echo differed from its line */
     long duplicated;    /* bytes B received beyond its one line */
     int client_errors;  /* loadgen's own failures (no fd, no port, no loop registration) */
@@ -35,13 +36,6 @@ typedef struct {
     const char *error;  /* the short reason for the result's `error`, or NULL */
 } stall_counts_t;
 
-/* The socket-call failures that are loadgen's, not the server's (as pool.c counts them). */
-static bool client_fault(int err)
-{
-    return err == EMFILE || err == ENFILE || err == EADDRNOTAVAIL || err == EADDRINUSE ||
-           err == ENOBUFS || err == ENOMEM;
-}
-
 /* Connect one socket and wait for the handshake to finish. The fd, or -1. */
 static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const char *who,
                             stall_counts_t *n)
@@ -49,20 +43,28 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     int err = 0;
     socklen_t len = sizeof err;
     loop_event_t ev;
-    bool mine = false;
+    bool mine = false, waiting_failed = false;
+    int ready = 0;
     int fd = target_connect(t);
     if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0) {
         err = errno;
-        mine = fd >= 0 || client_fault(err); /* a failed registration is always ours */
-    } else if (loop_wait(loop, &ev, 1, us_until(deadline)) <= 0)
-        err = ETIMEDOUT;
-    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        mine = fd >= 0 || connect_error_is_clients(err); /* a failed registration: ours */
+    } else if ((ready = loop_wait(loop, &ev, 1, us_until(deadline))) < 0) {
         err = errno;
+        mine = waiting_failed = true; /* the event loop's failure, not the handshake's */
+    } else if (ready == 0) {
+        err = ETIMEDOUT;
+    } else {
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+        mine = connect_error_is_clients(err); /* as pool.c's on_connected counts it */
+    }
     if (fd >= 0)
         loop_remove(loop, fd);
     if (err == 0)
         return fd;
-    fprintf(stderr, "loadgen: %s could not connect to %s: %s%s\n", who, t->name, strerror(err),
+    fprintf(stderr, "loadgen: %s could not connect to %s: %s%s%s\n", who, t->name,
+            waiting_failed ? "waiting for events: " : "", strerror(err),
             mine ? " (loadgen's own failure)" : "");
     if (mine) {
         n->client_errors++;
@@ -104,7 +106,17 @@ static int read_probe_echo(int fd, size_t *got, stall_counts_t *count)
     return *got == sizeof STALL_PROBE - 1;
 }
 
-static bool read_extra(int b, stall_counts_t *n);
+static bool read_extra(int b, bool half_closed, stall_counts_t *n);
+
+/* The event loop failed while B waited: loadgen's own failure. Returns -1. */
+static int waiting_failed(stall_counts_t *n)
+{
+    fprintf(stderr, "loadgen: client B: waiting for events: %s (loadgen's own failure)\n",
+            strerror(errno));
+    n->client_errors++;
+    n->error = "client";
+    return -1;
+}
 
 /* The moments a stall run is made of, from now_ns(); 0 when it did not happen. */
 typedef struct {
@@ -137,6 +149,7 @@ static void print_stall(const options_t *o, const stall_times_t *t, const stall_
     report_int(&r, "connect_failed", n->connect_failed);
     report_int(&r, "refused", n->refused);
     report_int(&r, "unanswered", n->unanswered);
+    report_int(&r, "lost", n->lost);
     report_int(&r, "corrupt", n->corrupt);
     report_int(&r, "duplicated", n->duplicated);
     report_int(&r, "client_errors", n->client_errors);
@@ -177,13 +190,15 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
         if (until > now_ns() + STALL_STEP_NS)
             until = now_ns() + STALL_STEP_NS;
         int ready = loop_wait(loop, &ev, 1, us_until(until));
+        if (ready < 0)
+            return waiting_failed(n);
         if (ready > 0 && at->b_echoed == 0) {
             int done = read_probe_echo(b, &got, n);
             if (done < 0)
                 return -1;
             if (done)
                 at->b_echoed = now_ns();
-        } else if (ready > 0 && read_extra(b, n)) {
+        } else if (ready > 0 && read_extra(b, false, n)) {
             loop_remove(loop, b); /* B's server side closed: nothing more to hear */
             n->b_ended = true;
         }
@@ -193,17 +208,26 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
 
 /*
  * Anything B reads after its whole line is back was never sent. Returns
- * true when B's stream has ended (closed or reset), false while it may
- * still bring bytes.
+ * true when B's stream has ended, false while it may still bring bytes.
+ * Only a close after B's half-close is the end asked for: a reset, or a
+ * close before it, loses B (as pool.c counts a served connection).
  */
-static bool read_extra(int b, stall_counts_t *n)
+static bool read_extra(int b, bool half_closed, stall_counts_t *n)
 {
     char buf[4096];
     ssize_t got = read(b, buf, sizeof buf);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return false;
-    if (got <= 0)
+    if (got == 0 && half_closed)
         return true;
+    if (got <= 0) {
+        fprintf(stderr, "loadgen: client B: %s after its echo%s\n",
+                got == 0 ? "closed by the server" : strerror(errno),
+                half_closed ? "" : ", before its half-close");
+        n->lost++;
+        n->error = "lost";
+        return true;
+    }
     if (n->duplicated == 0)
         fprintf(stderr, "loadgen: client B: %zd bytes arrived after its whole echo, that it "
                         "never sent\n", got);
@@ -222,7 +246,12 @@ static void read_tail(loop_t *loop, int b, stall_counts_t *n)
     shutdown(b, SHUT_WR);
     while (now_ns() < until) {
         loop_event_t ev;
-        if (loop_wait(loop, &ev, 1, us_until(until)) > 0 && read_extra(b, n))
+        int ready = loop_wait(loop, &ev, 1, us_until(until));
+        if (ready < 0) {
+            waiting_failed(n);
+            return;
+        }
+        if (ready > 0 && read_extra(b, true, n))
             return;
     }
     fprintf(stderr, "loadgen: client B: not closed by the server within %.1f s of its "

@@ -84,10 +84,7 @@ void hist_merge(histogram_t *into, const histogram_t *from)
 
 void hist_add(histogram_t *h, uint64_t ns)
 {
-    size_t b = hist_bucket_of(ns);
-    if (b >= HIST_BUCKETS)
-        b = HIST_BUCKETS - 1;
-    h->counts[b]++;
+    h->counts[hist_bucket_of(ns)]++; /* UINT64_MAX's is the last of HIST_BUCKETS */
     if (h->total == 0 || ns < h->min)
         h->min = ns;
     if (ns > h->max)

@@ -122,18 +122,21 @@ void proc_kernel_memory(proc_kernel_t *out);
  * one. `cpus` is how many CPUs the load client and the server may run on
  * (their affinity masks joined); idle_ns how long those CPUs were idle
  * (idle and iowait), and steal_ns the time the hypervisor gave them to
- * other guests. The rest of their time, less what the server and the
- * client used, went to someone else (or to the kernel's own work for the
- * connections that it charges to no task). The idle time is the figure to
- * use: the kernel measures it at every entry and exit of idle, while its
- * busy fields (user, system, ...) are sampled at ticks and can lag a
- * second behind. 0, or -1: not readable here (Linux reads /proc/stat; the
- * other systems' per-CPU tick counters are not read, so their windows say
- * "not measured").
+ * other guests, where steal_known says the system counts it (Linux only:
+ * elsewhere steal is unknown, not 0). The rest of their time, less what the
+ * server and the client used, went to someone else (or to the kernel's own
+ * work for the connections that it charges to no task). The idle time is
+ * the figure to use: the kernel measures it at every entry and exit of
+ * idle, while its busy fields (user, system, ...) are sampled at ticks and
+ * can lag a second behind. Linux reads /proc/stat, macOS
+ * host_processor_info's and FreeBSD kern.cp_times' per-CPU ticks. 0, or -1:
+ * not readable here (the portable reader), so the window says "not
+ * measured".
  */
 typedef struct {
     int cpus;
     uint64_t idle_ns, steal_ns;
+    bool steal_known;
 } proc_host_t;
 
 int proc_host_cpu(long server_pid, proc_host_t *out);

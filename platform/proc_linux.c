@@ -294,6 +294,7 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
         out->idle_ns += (uint64_t)((double)(idle + iowait) * ns_per_tick);
     }
     fclose(f);
+    out->steal_known = true;
     return out->cpus > 0 ? 0 : -1;
 }
 

@@ -38,6 +38,10 @@
  *            of its own CPU time, once, then serves again (K, BYTES unused)
  *   noclose  when the client half-closes, the connection is kept open and
  *            never read again: the server does not close it (BYTES unused)
+ *   full     listens with a backlog of 0 and never accepts: the accept queue
+ *            is full after a connection or two, and the kernel drops the
+ *            SYNs after that, so their connect() never completes (K, BYTES
+ *            unused)
  *
  * --only-from ADDR closes, unanswered, every connection whose source address
  * is not ADDR (the test of loadgen's portable path: 127.0.0.1 only).
@@ -73,12 +77,12 @@
 
 typedef enum { MODE_ECHO, MODE_CORRUPT, MODE_RESET, MODE_CLOSE, MODE_STALL, MODE_SILENT,
                MODE_EXIT, MODE_DUP, MODE_EXTRA, MODE_SWAP, MODE_LATE, MODE_PAUSE, MODE_FORK,
-               MODE_SERIAL, MODE_BURN, MODE_NOCLOSE, MODE_CROSS } fault_mode_t;
+               MODE_SERIAL, MODE_BURN, MODE_NOCLOSE, MODE_CROSS, MODE_FULL } fault_mode_t;
 
 static const char *const MODE_NAMES[] = {"echo", "corrupt", "reset", "close", "stall",
                                          "silent", "exit", "dup", "extra", "swap", "late",
                                          "pause", "fork", "serial", "burn", "noclose",
-                                         "cross"};
+                                         "cross", "full"};
 
 /* What `extra` sends after the last echo. */
 static const char EXTRA_BYTES[] = "bytes nobody sent\n";
@@ -135,14 +139,14 @@ static _Noreturn void usage(const char *why)
 {
     fprintf(stderr, "fake_server: %s\nusage: fake_server [-p PORT] --mode "
                     "echo|corrupt|reset|close|stall|silent|exit|dup|extra|swap|late|pause|"
-                    "fork|serial|burn|noclose\n"
+                    "fork|serial|burn|noclose|cross|full\n"
                     "       [--every K] [--after BYTES] [--delay MS] [--busy-us US] "
                     "[--only-from ADDR]\n",
             why);
     exit(2);
 }
 
-static int listen_on(int port)
+static int listen_on(int port, int backlog)
 {
     int one = 1;
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -150,7 +154,7 @@ static int listen_on(int port)
     socklen_t len = sizeof addr;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, SOMAXCONN) < 0 ||
+        bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, backlog) < 0 ||
         getsockname(fd, (struct sockaddr *)&addr, &len) < 0) {
         perror("fake_server: listen");
         exit(1);
@@ -441,7 +445,9 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    int listen_fd = listen_on(port);
+    int listen_fd = listen_on(port, cf.mode == MODE_FULL ? 0 : SOMAXCONN);
+    while (cf.mode == MODE_FULL && !stop_requested)
+        poll(NULL, 0, 100); /* accept nothing, until SIGTERM */
     if (cf.mode == MODE_FORK || cf.mode == MODE_SERIAL) {
         run_blocking(listen_fd, &cf);
         close(listen_fd);

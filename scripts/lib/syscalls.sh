@@ -116,7 +116,8 @@ syscalls_one() {
     fi
     save "$RAW/syscalls.jsonl" "$tags" "$extra" \
         "no result (loadgen exit $LG_RC: ${LG_ERR:-no output})"
-    printf '%s\n' "$LG_OUT" | grep -Eq '"(lost|corrupt|unanswered|duplicated|timed_out)":[1-9]' &&
+    printf '%s\n' "$LG_OUT" | grep -Eq \
+        '"(lost|corrupt|unanswered|connect_failed|duplicated|timed_out)":[1-9]' &&
         problem "syscalls: $rung misbehaved under strace ($LG_ERR)"
     [ "$SERVER_STOP" = ok ] || problem "syscalls: $rung $SERVER_STOP"
     return 0
