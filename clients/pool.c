@@ -668,17 +668,18 @@ static void open_one(pool_t *p)
  * connected went unanswered. `why` follows "no echo" or "connect ... did
  * not complete".
  */
-static void give_up_waiting(pool_t *p, const char *why)
+static void give_up_waiting(pool_t *p, const char *why, bool stalled)
 {
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
         if (c->served || c->fd < 0)
             continue;
         if (c->state == CONN_CONNECTING)
-            conn_fail(p, c, FAIL_CONNECT, "connect to %s did not complete%s", p->target->name,
-                      why);
+            conn_fail(p, c, FAIL_CONNECT, "connect to %s did not complete%s%s", p->target->name,
+                      why, stalled ? " (is its accept queue full?)" : "");
         else
-            conn_fail(p, c, FAIL_UNANSWERED, "no echo%s", why);
+            conn_fail(p, c, FAIL_UNANSWERED, "no echo%s%s", why,
+                      stalled ? " (is the server busy with another client?)" : "");
     }
 }
 
@@ -706,13 +707,12 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
             progress = p->settled + p->n.established;
             last_progress = now;
         } else if (now - last_progress >= RAMP_STALL_NS) {
-            give_up_waiting(p, ", and nothing moved for 10 s "
-                               "(is the server busy with another client?)");
+            give_up_waiting(p, ", and nothing moved for 10 s", true);
             break;
         }
         if (now >= deadline) {
             p->timed_out = true;
-            give_up_waiting(p, " before --timeout");
+            give_up_waiting(p, " before --timeout", false);
             break;
         }
     }

@@ -43,7 +43,7 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     int err = 0;
     socklen_t len = sizeof err;
     loop_event_t ev;
-    bool mine = false, waiting_failed = false;
+    bool mine = false, wait_failed = false;
     int ready = 0;
     int fd = target_connect(t);
     if (fd < 0 || loop_add(loop, fd, LOOP_WRITE, NULL) < 0) {
@@ -51,7 +51,7 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
         mine = fd >= 0 || connect_error_is_clients(err); /* a failed registration: ours */
     } else if ((ready = loop_wait(loop, &ev, 1, us_until(deadline))) < 0) {
         err = errno;
-        mine = waiting_failed = true; /* the event loop's failure, not the handshake's */
+        mine = wait_failed = true; /* the event loop's failure, not the handshake's */
     } else if (ready == 0) {
         err = ETIMEDOUT;
     } else {
@@ -64,7 +64,7 @@ static int connect_and_wait(target_t *t, loop_t *loop, uint64_t deadline, const 
     if (err == 0)
         return fd;
     fprintf(stderr, "loadgen: %s could not connect to %s: %s%s%s\n", who, t->name,
-            waiting_failed ? "waiting for events: " : "", strerror(err),
+            wait_failed ? "waiting for events: " : "", strerror(err),
             mine ? " (loadgen's own failure)" : "");
     if (mine) {
         n->client_errors++;

@@ -41,6 +41,9 @@ export CLAIMS
 judge() { awk -v n="$1" '$1 == "judge" && $2 == n { print $3; exit }' "$CLAIMS"; }
 # The knees' step across a doubling: x1.19 for KNEE_CUTS 4.
 knee_step=$(awk -v c="${KNEE_CUTS:-4}" 'BEGIN { printf "%.2f", 2 ^ (1 / c) }')
+# The longest a server held to 25% waits for its next period (3 quotas).
+quota_wait="?"
+[ -n "${QUOTA_US:-}" ] && quota_wait=$((QUOTA_US * 3 / 1000))
 REPORT_OUT=$RESULTS
 export REPORT_OUT
 MEM_NAME=PSS
@@ -359,7 +362,7 @@ lie beyond it. These rungs were swept again, doubling and then bisected as above
 held by a cgroup quota to ${HEADROOM_QUOTAS:-no} percent of its CPU (${QUOTA_US:-?} µs of CPU per
 period of 100/quota times that), where the knee is within the client's reach; such a server is
 saturated at $(judge SAT_PCT)% of its quota. A server out of quota waits for its next period, up to
-$((${QUOTA_US:-0} * 3 / 1000)) ms at 25%: under a quota the objective allows that wait on top of its
+$quota_wait ms at 25%: under a quota the objective allows that wait on top of its
 $(judge OBJ_US) µs. A knee scales to a full core only if the cost per message does not change with
 the rate: scaled, the two highest quotas' knees within one bisection step give the figure at a full
 core; the higher quota's above by more, a lower bound (the cost per message fell as the rate rose);

@@ -24,8 +24,11 @@
  *   connect EAGAIN [SPARE]             connect() fails with that errno, after the first
  *                                      SPARE went through (Linux: the client short of
  *                                      local resources for a non-blocking connect)
- *   epoll_pwait2 EPERM | ENOSYS        epoll_pwait2() fails (a container's seccomp
- *                                      profile that does not know it; a kernel before 5.11)
+ *   epoll_pwait2 EPERM | ENOSYS | ENOMEM
+ *                                      epoll_pwait2() fails (a container's seccomp
+ *                                      profile that does not know it; a kernel before 5.11;
+ *                                      ENOMEM: the event loop itself failing,
+ *                                      loadgen:stall-wait-fails)
  *   io_uring_setup ENOSYS | EPERM      syscall(__NR_io_uring_setup) fails (no io_uring;
  *                                      kernel.io_uring_disabled or seccomp)
  *   io_uring_register EPERM            syscall(__NR_io_uring_register) fails (a seccomp

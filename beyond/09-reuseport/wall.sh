@@ -16,9 +16,9 @@ demo() {
     served=$(key served)
     need "$served" "served count"
     counts="lost $(key lost), corrupt $(key corrupt)"
-    cpu=$(shown "$(key server_cpu_pct)" "%")
+    cpu=$(shown "$(key server_cpu_pct)" "% of one core")
     say "" "  served $served of $(key requested), $counts;" \
-        "  $(shown "$(key msgs_per_s)") echoes per second; server CPU $cpu of one core"
+        "  $(shown "$(key msgs_per_s)") echoes per second; server CPU $cpu"
     grep 'loop [0-9]*: [0-9]* connections' "$tmp/server.err" | sed 's/^[^:]*: /  /'
     say "  expect: one line per online CPU, the counts close to 10 000 / loops: the kernel" \
         "  hashes each connection's addresses and ports to one listener. On 2 cores the load" \
