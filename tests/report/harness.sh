@@ -121,7 +121,9 @@ else
     # is_running, not kill -0: an orphan killed is a zombie until its new
     # parent reaps it, and not every init does at once.
     is_running "$server" && fail "bench_cleanup left the server $server running"
-    if is_running "$child"; then
+    # SIGKILL takes effect when the child next runs: on a loaded machine
+    # that can be a moment after kill(2) returns.
+    if ! wait_finished "$child" "" 2; then
         fail "bench_cleanup left the server's child $child running"
     else
         echo "clean-up: the server and its child are gone"
