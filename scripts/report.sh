@@ -332,10 +332,10 @@ Open loop: each rate is offered on a fixed schedule over all N connections, and 
 timed from its message's intended send time, in two parts: the client's send lag (how long after it
 could have gone loadgen sent it) and the service time (the rest: the server's). A rung's
 **capacity** is the highest offered rate it kept up with (at least $(judge CURVE_KEPT) of it
-achieved) with its p$(judge OBJ_PCT) service time within $(judge OBJ_US) µs, below the first rate it
-failed. A step is the client's, and counts for nobody, only when the client was the saturated side
-(a loadgen thread at $(judge SAT_PCT)% of its core, the server below it); where both were, the step
-is the server's and the table says "both saturated". A window whose CPUs went to other work or
+achieved) with its p$(judge OBJ_PCT) service time within $(judge OBJ_US) µs, below the first rate
+it failed. A step is the client's, and counts for nobody, only when the client was the saturated
+side (a loadgen thread at $(judge SAT_PCT)% of its core, the server below it); where both were, the
+step is the server's and the table says "both saturated". A window whose CPUs went to other work or
 waited for them (loadgen's contended bound), or ran a fixed probe at its edges more than loadgen's
 slowed bound slower than their best this run (a host slowed by what a guest is not told: other
 guests on its cache and memory), is run again, up to $CURVE_RETRIES times, and counts for nobody if
