@@ -108,7 +108,7 @@ static void do_task(crew_t *c, worker_t *w, crew_task_t task)
         break;
     }
     case TASK_DRAIN: pool_drain(p, c->deadline); break;
-    case TASK_TAIL: pool_tail(p, c->duration_ns); break;
+    case TASK_TAIL: pool_tail(p, c->duration_ns, c->deadline); break;
     case TASK_EXIT: break;
     }
 }

@@ -33,7 +33,7 @@ int run_hold(const options_t *o, target_t *t, uint64_t deadline)
     cpu_window_end(&cpu, o);
     size_t still_open = pool_open_passive(&p);
     if (!p.timed_out)
-        pool_tail(&p, TAIL_NS);
+        pool_tail(&p, TAIL_NS, deadline);
 
     /* Counted now, so connections the server dropped while idle are in the figures. */
     report_t r = {0};

@@ -689,7 +689,6 @@ static void give_up_waiting(pool_t *p, const char *why, bool stalled)
  */
 void pool_grow(pool_t *p, size_t more, uint64_t deadline)
 {
-    p->deadline = deadline;
     size_t target = p->count + more;
     if (target > p->capacity)
         target = p->capacity;
@@ -740,7 +739,6 @@ static void build_schedule(pool_t *p)
  */
 void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
 {
-    p->deadline = deadline;
     hist_clear(p->rtt_ns);
     hist_clear(p->lag_ns);
     hist_clear(p->service_ns);
@@ -805,7 +803,6 @@ void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline
  */
 void pool_drain(pool_t *p, uint64_t deadline)
 {
-    p->deadline = deadline;
     uint64_t drain_end = now_ns() + DRAIN_NS;
     if (drain_end > deadline)
         drain_end = deadline;
@@ -845,7 +842,7 @@ static size_t count_tail(const pool_t *p)
  * exiting one by one on a slow machine are not taken for the fault), and
  * DRAIN_NS in all at most; past the run's deadline, only tail_ns.
  */
-void pool_tail(pool_t *p, uint64_t tail_ns)
+void pool_tail(pool_t *p, uint64_t tail_ns, uint64_t deadline)
 {
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
@@ -857,8 +854,8 @@ void pool_tail(pool_t *p, uint64_t tail_ns)
     p->tailed = true;
     uint64_t start = now_ns(), last_close = start;
     uint64_t limit = start + DRAIN_NS;
-    if (limit > p->deadline)
-        limit = p->deadline > start + tail_ns ? p->deadline : start + tail_ns;
+    if (limit > deadline)
+        limit = deadline > start + tail_ns ? deadline : start + tail_ns;
     size_t open = count_tail(p);
     while (open > 0) {
         uint64_t until = last_close + tail_ns;
@@ -880,7 +877,6 @@ void pool_tail(pool_t *p, uint64_t tail_ns)
 
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline)
 {
-    p->deadline = deadline;
     uint64_t until = now_ns() + duration_ns;
     if (until > deadline) {
         until = deadline;

@@ -176,7 +176,6 @@ typedef struct {
     size_t sent_after_end; /* messages sent after window_end while pool_window ran */
     bool timed_out;        /* the overall deadline passed */
     bool tailed;           /* pool_tail ran: n.unclosed is known */
-    uint64_t deadline;     /* the run's, as the last phase was given it */
     char first_error[256]; /* the first failure, for the one-line summary */
     uint8_t *send_buf;     /* outgoing bytes, generated just before write() */
     uint8_t *recv_buf;     /* incoming bytes */
@@ -205,7 +204,7 @@ void pool_drain(pool_t *p, uint64_t deadline);
  * open once no other has closed for tail_ns (10 s in all at most, and not
  * past the run's deadline unless that leaves less than tail_ns) as unclosed.
  */
-void pool_tail(pool_t *p, uint64_t tail_ns);
+void pool_tail(pool_t *p, uint64_t tail_ns, uint64_t deadline);
 
 /* Send nothing for duration_ns, watching for connections the server drops. */
 void pool_idle(pool_t *p, uint64_t duration_ns, uint64_t deadline);
