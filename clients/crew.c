@@ -74,19 +74,6 @@ static void mark_served_active(pool_t *p)
         p->conns[i].active = p->conns[i].served;
 }
 
-/* A worker with no served connection runs no window: none of the last one's figures stay. */
-static void forget_window(pool_t *p)
-{
-    hist_clear(p->rtt_ns);
-    hist_clear(p->lag_ns);
-    hist_clear(p->service_ns);
-    p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
-    p->n.in_flight_at_end = 0;
-    p->n.window_ns = 0;
-    for (size_t i = 0; i < p->count; i++)
-        p->conns[i].window_echoes = 0;
-}
-
 static void do_task(crew_t *c, worker_t *w, crew_task_t task)
 {
     pool_t *p = &w->pool;
@@ -103,7 +90,7 @@ static void do_task(crew_t *c, worker_t *w, crew_task_t task)
         if (p->n.served > 0 && !p->timed_out)
             pool_window(p, c->duration_ns, share, c->deadline);
         else
-            forget_window(p); /* nothing to exchange: no window */
+            pool_forget_window(p); /* nothing to exchange: none of the last window stays */
         w->window_cpu_ms = thread_cpu_ms() - before;
         break;
     }

@@ -737,16 +737,22 @@ static void build_schedule(pool_t *p)
  * The window is what the rates are divided by: it ends when the requested
  * duration is up, or earlier when --timeout cuts it short.
  */
-void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
+void pool_forget_window(pool_t *p)
 {
     hist_clear(p->rtt_ns);
     hist_clear(p->lag_ns);
     hist_clear(p->service_ns);
-    p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = 0;
-    p->n.in_flight_at_end = p->done_after_end = p->sent_after_end = 0;
-    p->window_open = true;
+    p->n.round_trips = p->n.sends = p->n.late_sends = p->n.lag_max_ns = p->n.window_ns = 0;
+    p->n.in_flight_at_end = 0;
     for (size_t i = 0; i < p->count; i++)
         p->conns[i].window_echoes = 0;
+}
+
+void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline)
+{
+    pool_forget_window(p);
+    p->done_after_end = p->sent_after_end = 0;
+    p->window_open = true;
     uint64_t start = now_ns();
     p->window_start = start;
     p->window_end = start + duration_ns;

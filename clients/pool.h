@@ -195,6 +195,9 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline);
  */
 void pool_window(pool_t *p, uint64_t duration_ns, double rate, uint64_t deadline);
 
+/* Drop the last window's figures, as a window does first (crew.c: a worker that runs none). */
+void pool_forget_window(pool_t *p);
+
 /* After pool_window: wait (10 s at most) for the echoes still owed. */
 void pool_drain(pool_t *p, uint64_t deadline);
 

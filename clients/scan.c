@@ -93,9 +93,7 @@ int run_scan(const options_t *o, target_t *t, uint64_t deadline)
 
         cpu_window_t cpu;
         cpu_window_start(&cpu, o);
-        p.n.round_trips = 0;
-        p.n.window_ns = 0;
-        hist_clear(p.rtt_ns);
+        pool_forget_window(&p);
         bool measured = p.conns[0].state == CONN_IDLE && !p.timed_out;
         if (measured)
             pool_window(&p, (uint64_t)(o->duration_s * NS_PER_S), 0, deadline);
