@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     crew_t *crew;
@@ -42,15 +41,6 @@ struct crew {
     worker_t *workers;
     histogram_t rtt_sum, connect_sum, lag_sum, service_sum;
 };
-
-/* CPU time of the calling thread, ms (CLOCK_THREAD_CPUTIME_ID: Linux, macOS, BSDs). */
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 int pin_this_thread(const int *cpus, int count)
 {

@@ -28,6 +28,14 @@ double self_cpu_ms(void)
     return us / 1e3;
 }
 
+double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* Index of the highest set bit; v > 0. */
 static unsigned top_bit(uint64_t v)
 {

@@ -26,6 +26,9 @@ uint64_t now_ns(void);
 /* CPU time (user + system) this process has used so far, in milliseconds. */
 double self_cpu_ms(void);
 
+/* CPU time of the calling thread so far, ms; 0 if unreadable (CLOCK_THREAD_CPUTIME_ID). */
+double thread_cpu_ms(void);
+
 /* Buckets per power of two: the resolution. 128 gives at most 1/128 (0.78 %) width. */
 #define HIST_SUB_BITS 7
 #define HIST_SUB (1u << HIST_SUB_BITS)
