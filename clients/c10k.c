@@ -143,9 +143,9 @@ static void note_late(const crew_sum_t *s, double rate)
 {
     if (rate > 0 && s->n.late_sends > 0)
         fprintf(stderr, "loadgen: note: the client could not keep the schedule: %llu send(s) "
-                        "more than 1 ms late, the worst %.1f ms; sent %.0f of %.0f msgs/s\n",
-                (unsigned long long)s->n.late_sends, (double)s->n.lag_max_ns / NS_PER_MS,
-                per_second(s->n.sends, s->n.window_ns), rate);
+                        "more than %g ms late, the worst %.1f ms; sent %.0f of %.0f msgs/s\n",
+                (unsigned long long)s->n.late_sends, (double)LATE_NS / NS_PER_MS,
+                (double)s->n.lag_max_ns / NS_PER_MS, per_second(s->n.sends, s->n.window_ns), rate);
 }
 
 /*

@@ -57,12 +57,6 @@
 /* After a window closes, how long the echoes in flight may take. */
 #define DRAIN_NS (10 * NS_PER_S)
 
-/*
- * A send made this long after the client could have made it (slot due and
- * connection free) is late by the client's own fault.
- */
-#define LATE_NS NS_PER_MS
-
 /* Largest single write: a bigger message goes out in pieces of this size. */
 #define MAX_CHUNK (1024 * 1024)
 
@@ -217,11 +211,6 @@ bool connect_error_is_clients(int err)
     }
 }
 
-static failure_t connect_failure(int err)
-{
-    return connect_error_is_clients(err) ? FAIL_CLIENT : FAIL_CONNECT;
-}
-
 bool write_error_is_peers(int err)
 {
     switch (err) {
@@ -234,12 +223,6 @@ bool write_error_is_peers(int err)
     case ENETDOWN: return true;
     default: return false;
     }
-}
-
-/* A peer's write failure is refused, or lost once served; any other, the client's. */
-static failure_t write_failure(int err)
-{
-    return write_error_is_peers(err) ? FAIL_REFUSED : FAIL_CLIENT;
 }
 
 static void conn_close(pool_t *p, conn_t *c, conn_state_t state)
@@ -287,6 +270,13 @@ static void conn_fail(pool_t *p, conn_t *c, failure_t kind, const char *fmt, ...
     conn_close(p, c, CONN_FAILED);
 }
 
+/* connect() failed, by the client's fault or the server's (connect_error_is_clients). */
+static void connect_failed(pool_t *p, conn_t *c, int err)
+{
+    conn_fail(p, c, connect_error_is_clients(err) ? FAIL_CLIENT : FAIL_CONNECT, "connect to %s: %s",
+              p->target->name, strerror(err));
+}
+
 /*
  * The loop watches for what the connection waits for: the end of connect(),
  * room to send the rest of a message, and always for input, which is either
@@ -318,8 +308,10 @@ static void send_more(pool_t *p, conn_t *c)
     payload_fill(p->send_buf, c->id, c->msg, c->sent, len);
     ssize_t n = write(c->fd, p->send_buf, len);
     if (n < 0) {
+        /* The peer's failure is refused (lost, once served); any other, the client's. */
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            conn_fail(p, c, write_failure(errno), "write: %s", strerror(errno));
+            conn_fail(p, c, write_error_is_peers(errno) ? FAIL_REFUSED : FAIL_CLIENT, "write: %s",
+                      strerror(errno));
         return;
     }
     c->sent += (size_t)n;
@@ -437,8 +429,7 @@ static void on_connected(pool_t *p, conn_t *c)
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
         err = errno;
     if (err != 0) {
-        conn_fail(p, c, connect_failure(err), "connect to %s: %s", p->target->name,
-                  strerror(err));
+        connect_failed(p, c, err);
         return;
     }
     p->n.established++;
@@ -652,9 +643,7 @@ static void open_one(pool_t *p)
     c->started_ns = now_ns();
     c->fd = target_connect(p->target);
     if (c->fd < 0) {
-        int err = errno;
-        conn_fail(p, c, connect_failure(err), "connect to %s: %s", p->target->name,
-                  strerror(err));
+        connect_failed(p, c, errno);
         return;
     }
     c->interest = LOOP_WRITE;
@@ -665,11 +654,14 @@ static void open_one(pool_t *p)
 /*
  * Every connection not yet served gets no more chances: one whose connect()
  * never completed (a full accept queue drops SYNs) failed to connect; one
- * connected went unanswered. `why` follows "no echo" or "connect ... did
- * not complete".
+ * connected went unanswered: stalled (nothing moved for RAMP_STALL_NS), or
+ * --timeout came first.
  */
-static void give_up_waiting(pool_t *p, const char *why, bool stalled)
+static void give_up_waiting(pool_t *p, bool stalled)
 {
+    char why[64] = " before --timeout";
+    if (stalled)
+        snprintf(why, sizeof why, ", and nothing moved for %g s", (double)RAMP_STALL_NS / NS_PER_S);
     for (size_t i = 0; i < p->count; i++) {
         conn_t *c = &p->conns[i];
         if (c->served || c->fd < 0)
@@ -706,12 +698,12 @@ void pool_grow(pool_t *p, size_t more, uint64_t deadline)
             progress = p->settled + p->n.established;
             last_progress = now;
         } else if (now - last_progress >= RAMP_STALL_NS) {
-            give_up_waiting(p, ", and nothing moved for 10 s", true);
+            give_up_waiting(p, true);
             break;
         }
         if (now >= deadline) {
             p->timed_out = true;
-            give_up_waiting(p, " before --timeout", false);
+            give_up_waiting(p, false);
             break;
         }
     }
@@ -823,7 +815,8 @@ void pool_drain(pool_t *p, uint64_t deadline)
         if (p->timed_out) /* still owed an echo when the run had to end */
             conn_fail(p, c, FAIL_TIMED_OUT, "no echo of message %u before --timeout", c->msg);
         else
-            conn_fail(p, c, FAIL_LOST, "no echo of message %u within 10 s", c->msg);
+            conn_fail(p, c, FAIL_LOST, "no echo of message %u within %g s", c->msg,
+                      (double)DRAIN_NS / NS_PER_S);
     }
     p->rate = 0;
 }

@@ -47,6 +47,12 @@
 #include "loop.h"
 #include "stats.h"
 
+/*
+ * A send made this long after the client could have made it (slot due and
+ * connection free) is late by the client's own fault.
+ */
+#define LATE_NS NS_PER_MS
+
 /* Where the server is, and which local addresses the client sends from. */
 typedef struct {
     struct sockaddr_storage addr;
@@ -136,7 +142,7 @@ typedef struct {
     uint64_t round_trips;   /* echoes completed in the last window */
     uint64_t window_ns;     /* how long that window actually lasted */
     uint64_t sends;         /* messages sent in the last window */
-    uint64_t late_sends;    /* open loop: sent over 1 ms after the client could have */
+    uint64_t late_sends;    /* open loop: sent over LATE_NS after the client could have */
     uint64_t lag_max_ns;    /* open loop: the worst of those delays */
     size_t in_flight_at_end; /* echoes still owed when the window closed */
 } pool_counts_t;
