@@ -96,43 +96,17 @@ static void format_value(const field_t *f, output_t format, char *out, size_t si
     }
 }
 
-static void print_json(const report_t *r)
-{
-    char value[96];
-    putchar('{');
-    for (int i = 0; i < r->count; i++) {
-        format_value(&r->fields[i], OUTPUT_JSON, value, sizeof value);
-        printf("%s\"%s\":%s", i ? "," : "", r->fields[i].key, value);
-    }
-    printf("}\n");
-}
-
-static void print_csv(const report_t *r, bool header)
-{
-    char value[96];
-    for (int i = 0; header && i < r->count; i++)
-        printf("%s%s", i ? "," : "", r->fields[i].key);
-    if (header)
-        putchar('\n');
-    for (int i = 0; i < r->count; i++) {
-        format_value(&r->fields[i], OUTPUT_CSV, value, sizeof value);
-        printf("%s%s", i ? "," : "", value);
-    }
-    putchar('\n');
-}
-
+/* One result: JSON and CSV print it as a one-row series; a table as "key  value" lines. */
 void report_print(const report_t *r, output_t format)
 {
+    if (format != OUTPUT_TABLE) {
+        report_print_row(r, format, true);
+        return;
+    }
     char value[96];
-    if (format == OUTPUT_JSON) {
-        print_json(r);
-    } else if (format == OUTPUT_CSV) {
-        print_csv(r, true);
-    } else {
-        for (int i = 0; i < r->count; i++) {
-            format_value(&r->fields[i], OUTPUT_TABLE, value, sizeof value);
-            printf("%-24s %s\n", r->fields[i].key, value);
-        }
+    for (int i = 0; i < r->count; i++) {
+        format_value(&r->fields[i], OUTPUT_TABLE, value, sizeof value);
+        printf("%-24s %s\n", r->fields[i].key, value);
     }
     fflush(stdout);
 }
@@ -144,26 +118,29 @@ static int column_width(const field_t *f)
     return w < 8 ? 8 : w;
 }
 
-void report_print_row(const report_t *r, output_t format, bool first)
+/* One line: the keys (a header) or the values; JSON pairs each value with its key. */
+static void print_line(const report_t *r, output_t format, bool keys)
 {
     char value[96];
-    if (format == OUTPUT_JSON || format == OUTPUT_CSV) {
-        if (format == OUTPUT_JSON)
-            print_json(r);
-        else
-            print_csv(r, first);
-        fflush(stdout);
-        return;
-    }
-    if (first) {
-        for (int i = 0; i < r->count; i++)
-            printf("%s%*s", i ? "  " : "", column_width(&r->fields[i]), r->fields[i].key);
-        putchar('\n');
-    }
     for (int i = 0; i < r->count; i++) {
-        format_value(&r->fields[i], OUTPUT_TABLE, value, sizeof value);
-        printf("%s%*s", i ? "  " : "", column_width(&r->fields[i]), value);
+        const field_t *f = &r->fields[i];
+        if (keys)
+            snprintf(value, sizeof value, "%s", f->key);
+        else
+            format_value(f, format, value, sizeof value);
+        if (format == OUTPUT_JSON)
+            printf("%s\"%s\":%s", i ? "," : "{", f->key, value);
+        else
+            printf("%s%*s", i == 0 ? "" : format == OUTPUT_CSV ? "," : "  ",
+                   format == OUTPUT_TABLE ? column_width(f) : 0, value);
     }
-    putchar('\n');
+    puts(format == OUTPUT_JSON ? "}" : "");
+}
+
+void report_print_row(const report_t *r, output_t format, bool first)
+{
+    if (first && format != OUTPUT_JSON)
+        print_line(r, format, true);
+    print_line(r, format, false);
     fflush(stdout);
 }
