@@ -100,51 +100,40 @@ static const char HELP[] =
 
 enum { OPT_HOLD = 256, OPT_DURATION, OPT_SIZE, OPT_IDLE, OPT_JSON, OPT_CSV, OPT_SERVER_PID,
        OPT_CPU, OPT_TIMEOUT, OPT_ALLOW_REFUSED, OPT_RATE, OPT_THREADS, OPT_SERVER_CGROUP,
-       OPT_RETRY_CONTENDED, OPT_CONTENDED_PCT, OPT_SLOWED_PCT, OPT_SPEED_FILE };
+       OPT_RETRY_CONTENDED, OPT_CONTENDED_PCT, OPT_SLOWED_PCT, OPT_SPEED_FILE, OPT_END };
+#define OPT_FIRST OPT_HOLD
+#define LONG_COUNT (OPT_END - OPT_FIRST)
 
-static const struct option LONG_OPTIONS[] = {
-    {"hold", required_argument, NULL, OPT_HOLD},
-    {"duration", required_argument, NULL, OPT_DURATION},
-    {"size", required_argument, NULL, OPT_SIZE},
-    {"idle", required_argument, NULL, OPT_IDLE},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"csv", no_argument, NULL, OPT_CSV},
-    {"server-pid", required_argument, NULL, OPT_SERVER_PID},
-    {"cpu", required_argument, NULL, OPT_CPU},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"allow-refused", no_argument, NULL, OPT_ALLOW_REFUSED},
-    {"rate", required_argument, NULL, OPT_RATE},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"server-cgroup", required_argument, NULL, OPT_SERVER_CGROUP},
-    {"retry-contended", required_argument, NULL, OPT_RETRY_CONTENDED},
-    {"contended-pct", required_argument, NULL, OPT_CONTENDED_PCT},
-    {"slowed-pct", required_argument, NULL, OPT_SLOWED_PCT},
-    {"speed-file", required_argument, NULL, OPT_SPEED_FILE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+#define MEASURING (MODE_C10K | MODE_SCAN | MODE_HOLD)
+#define EVERY (MODE_STALL | MEASURING)
+
+/* The long options, each with the modes it means something to; getopt_long gets its value. */
+static const struct { const char *name; int has_arg; unsigned modes; } OPTIONS[LONG_COUNT] = {
+    [OPT_HOLD - OPT_FIRST] = {"hold", required_argument, MODE_STALL},
+    [OPT_DURATION - OPT_FIRST] = {"duration", required_argument, MEASURING},
+    [OPT_SIZE - OPT_FIRST] = {"size", required_argument, MEASURING},
+    [OPT_IDLE - OPT_FIRST] = {"idle", required_argument, MODE_SCAN},
+    [OPT_JSON - OPT_FIRST] = {"json", no_argument, EVERY},
+    [OPT_CSV - OPT_FIRST] = {"csv", no_argument, EVERY},
+    [OPT_SERVER_PID - OPT_FIRST] = {"server-pid", required_argument, MEASURING},
+    [OPT_CPU - OPT_FIRST] = {"cpu", required_argument, EVERY},
+    [OPT_TIMEOUT - OPT_FIRST] = {"timeout", required_argument, EVERY},
+    [OPT_ALLOW_REFUSED - OPT_FIRST] = {"allow-refused", no_argument, MEASURING},
+    [OPT_RATE - OPT_FIRST] = {"rate", required_argument, MODE_C10K},
+    [OPT_THREADS - OPT_FIRST] = {"threads", required_argument, MODE_C10K},
+    [OPT_SERVER_CGROUP - OPT_FIRST] = {"server-cgroup", required_argument, MEASURING},
+    [OPT_RETRY_CONTENDED - OPT_FIRST] = {"retry-contended", required_argument, MODE_C10K},
+    [OPT_CONTENDED_PCT - OPT_FIRST] = {"contended-pct", required_argument, MEASURING},
+    [OPT_SLOWED_PCT - OPT_FIRST] = {"slowed-pct", required_argument, MODE_C10K},
+    [OPT_SPEED_FILE - OPT_FIRST] = {"speed-file", required_argument, MODE_C10K},
 };
 
-/* The modes an option means something to. */
+/* The modes an option means something to: -n c10k's and hold's, -p and -b every mode's. */
 static unsigned modes_of(int opt)
 {
-    const unsigned measuring = MODE_C10K | MODE_SCAN | MODE_HOLD;
-    switch (opt) {
-    case 'n': return MODE_C10K | MODE_HOLD;
-    case OPT_HOLD: return MODE_STALL;
-    case OPT_IDLE: return MODE_SCAN;
-    case OPT_RATE:
-    case OPT_RETRY_CONTENDED:
-    case OPT_SLOWED_PCT:
-    case OPT_SPEED_FILE:
-    case OPT_THREADS: return MODE_C10K;
-    case OPT_DURATION:
-    case OPT_SIZE:
-    case OPT_SERVER_PID:
-    case OPT_SERVER_CGROUP:
-    case OPT_CONTENDED_PCT:
-    case OPT_ALLOW_REFUSED: return measuring;
-    default: return MODE_STALL | measuring;
-    }
+    if (opt >= OPT_FIRST)
+        return OPTIONS[opt - OPT_FIRST].modes;
+    return opt == 'n' ? MODE_C10K | MODE_HOLD : EVERY;
 }
 
 void usage_error(const char *fmt, ...)
@@ -169,12 +158,10 @@ static void print_help(void)
 static const char *option_name(int opt)
 {
     static char name[32];
-    for (const struct option *o = LONG_OPTIONS; o->name; o++)
-        if (o->val == opt) {
-            snprintf(name, sizeof name, "--%s", o->name);
-            return name;
-        }
-    snprintf(name, sizeof name, "-%c", opt);
+    if (opt >= OPT_FIRST)
+        snprintf(name, sizeof name, "--%s", OPTIONS[opt - OPT_FIRST].name);
+    else
+        snprintf(name, sizeof name, "-%c", opt);
     return name;
 }
 
@@ -374,10 +361,15 @@ void parse_options(int argc, char **argv, options_t *o)
     o->mode_name = argv[1];
     o->mode = parse_mode(argv[1]);
 
+    static struct option long_options[LONG_COUNT + 2]; /* then --help, then the zeros that end it */
+    for (int i = 0; i < LONG_COUNT; i++)
+        long_options[i] = (struct option){OPTIONS[i].name, OPTIONS[i].has_arg, NULL, OPT_FIRST + i};
+    long_options[LONG_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
+
     /* Options follow the mode: parse argv[1..] as if the mode were the program. */
     opterr = 0; /* our own one-line errors */
     int opt;
-    while ((opt = getopt_long(argc - 1, argv + 1, ":p:b:n:h", LONG_OPTIONS, NULL)) != -1) {
+    while ((opt = getopt_long(argc - 1, argv + 1, ":p:b:n:h", long_options, NULL)) != -1) {
         const char *text = argv[optind]; /* the word just read; argv + 1 shifts optind */
         if (opt == 'h')
             print_help();

@@ -32,7 +32,7 @@ typedef struct {
     double duration_s;          /* --duration (c10k, scan, hold) */
     long size;                  /* --size: bytes per message */
     double rate;                /* --rate (c10k): messages per second in total; 0: closed loop */
-    double rates[MAX_RATES];    /* --rate R1,R2,...: a sweep, one result per rate (rates[0] = rate) */
+    double rates[MAX_RATES];    /* --rate R1,R2,...: one result per rate (rates[0] = rate) */
     int rate_count;             /* 0: closed loop */
     int threads;                /* --threads (c10k): event loops, one per thread (1) */
     long idle[MAX_IDLE_COUNTS]; /* --idle (scan) */
