@@ -30,10 +30,7 @@ loop_t *loop_create(int expected_fds)
 {
     (void)expected_fds; /* epoll grows as needed */
     loop_t *loop = malloc(sizeof *loop);
-    if (!loop)
-        return NULL;
-    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (loop->epfd < 0) {
+    if (loop && (loop->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         free(loop);
         return NULL;
     }

@@ -28,10 +28,7 @@ loop_t *loop_create(int expected_fds)
 {
     (void)expected_fds;
     loop_t *loop = malloc(sizeof *loop);
-    if (!loop)
-        return NULL;
-    loop->kq = kqueue();
-    if (loop->kq < 0) {
+    if (loop && (loop->kq = kqueue()) < 0) {
         free(loop);
         return NULL;
     }
@@ -46,7 +43,7 @@ void loop_destroy(loop_t *loop)
     }
 }
 
-static int set_interest(loop_t *loop, int fd, int interest, void *data)
+int loop_add(loop_t *loop, int fd, int interest, void *data)
 {
     struct kevent changes[2];
     EV_SET(&changes[0], fd, EVFILT_READ, EV_ADD | (interest & LOOP_READ ? EV_ENABLE : EV_DISABLE),
@@ -56,14 +53,10 @@ static int set_interest(loop_t *loop, int fd, int interest, void *data)
     return kevent(loop->kq, changes, 2, NULL, 0, NULL);
 }
 
-int loop_add(loop_t *loop, int fd, int interest, void *data)
-{
-    return set_interest(loop, fd, interest, data);
-}
-
+/* EV_ADD on a pair that exists only changes it (see the top of the file). */
 int loop_modify(loop_t *loop, int fd, int interest, void *data)
 {
-    return set_interest(loop, fd, interest, data);
+    return loop_add(loop, fd, interest, data);
 }
 
 /* close() would drop both registrations too; this keeps the backends alike. */

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 struct loop {
@@ -88,14 +87,18 @@ static short poll_events(int interest)
     return (short)((interest & LOOP_READ ? POLLIN : 0) | (interest & LOOP_WRITE ? POLLOUT : 0));
 }
 
-static bool watched(const loop_t *loop, int fd)
+/* fd's entry in fds and data, or -1 with errno ENOENT. */
+static int entry_of(const loop_t *loop, int fd)
 {
-    return fd >= 0 && fd < loop->slots && loop->slot[fd] >= 0;
+    if (fd >= 0 && fd < loop->slots && loop->slot[fd] >= 0)
+        return loop->slot[fd];
+    errno = ENOENT;
+    return -1;
 }
 
 int loop_add(loop_t *loop, int fd, int interest, void *data)
 {
-    if (fd < 0 || watched(loop, fd)) {
+    if (fd < 0 || entry_of(loop, fd) >= 0) {
         errno = fd < 0 ? EINVAL : EEXIST;
         return -1;
     }
@@ -114,11 +117,9 @@ int loop_add(loop_t *loop, int fd, int interest, void *data)
 
 int loop_modify(loop_t *loop, int fd, int interest, void *data)
 {
-    if (!watched(loop, fd)) {
-        errno = ENOENT;
+    int i = entry_of(loop, fd);
+    if (i < 0)
         return -1;
-    }
-    int i = loop->slot[fd];
     loop->fds[i].events = poll_events(interest);
     loop->data[i] = data;
     return 0;
@@ -127,11 +128,9 @@ int loop_modify(loop_t *loop, int fd, int interest, void *data)
 /* Move the last entry into the hole, so the array stays packed. */
 int loop_remove(loop_t *loop, int fd)
 {
-    if (!watched(loop, fd)) {
-        errno = ENOENT;
+    int i = entry_of(loop, fd);
+    if (i < 0)
         return -1;
-    }
-    int i = loop->slot[fd];
     int last = --loop->count;
     loop->fds[i] = loop->fds[last];
     loop->data[i] = loop->data[last];
