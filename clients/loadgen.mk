@@ -42,20 +42,13 @@ LOADGEN_DEPS  = $(LOADGEN_SRCS) $(LOADGEN_HDRS) $(LOADGEN_LOOPS) $(LOADGEN_READE
 # asks too: "LOOP READER", decided there and nowhere else.
 CHOOSE = sh $(C)/choose.sh $(CC)
 
-$(LOADGEN_DIR)/loadgen: $(LOADGEN_DEPS) $(C)/choose.sh
-	@set -- `$(CHOOSE)` && loop=$$1 reader=$$2 && \
-	echo "building the load client ($$loop event loop): $@" && \
-	mkdir -p $(LOADGEN_DIR) && \
-	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) -o $@ $(LOADGEN_SRCS) $(C)/loop_$$loop.c \
-	    $(P)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)
-
-# The kqueue loop whatever the system: through the kqueue shim (platform/kqueue-shim)
-# where the target has no kqueue of its own.
-$(LOADGEN_DIR)/loadgen-kqueue: $(LOADGEN_DEPS) $(C)/choose.sh
+# loadgen-kqueue: the kqueue loop whatever the system, through the kqueue shim
+# (platform/kqueue-shim) where the target has no kqueue of its own.
+$(LOADGEN_DIR)/loadgen $(LOADGEN_DIR)/loadgen-kqueue: $(LOADGEN_DEPS) $(C)/choose.sh
 	@set -- `$(CHOOSE)` && loop=$$1 reader=$$2 && shim="" how="" && \
-	if [ "$$loop" != kqueue ]; then \
-	    shim="-idirafter $(SHIM)"; how=", through the kqueue shim"; fi && \
-	echo "building the load client (kqueue event loop$$how): $@" && \
+	case $@ in *-kqueue) [ "$$loop" = kqueue ] || \
+	    { shim="-idirafter $(SHIM)"; how=", through the kqueue shim"; }; loop=kqueue;; esac && \
+	echo "building the load client ($$loop event loop$$how): $@" && \
 	mkdir -p $(LOADGEN_DIR) && \
-	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) $$shim -o $@ $(LOADGEN_SRCS) $(C)/loop_kqueue.c \
+	$(CC) $(LOADGEN_FLAGS) $(CFLAGS) $$shim -o $@ $(LOADGEN_SRCS) $(C)/loop_$$loop.c \
 	    $(P)/proc_$$reader.c $(LDFLAGS) $(LOADGEN_LIBS)
