@@ -297,8 +297,9 @@ static void watch(pool_t *p, conn_t *c)
 /*
  * Offer all that is left of the message to one write() (up to MAX_CHUNK):
  * a message written in pieces invites Nagle and delayed ACK to add tens of
- * milliseconds to a round trip. A short write is continued
- * from where it stopped once the socket has room, never restarted.
+ * milliseconds to a round trip. A short write is continued from where it
+ * stopped once the socket has room, never restarted: so while the message
+ * is not all out, the loop watches for room (watch).
  */
 static void send_more(pool_t *p, conn_t *c)
 {
@@ -307,14 +308,14 @@ static void send_more(pool_t *p, conn_t *c)
         len = p->buf_size;
     payload_fill(p->send_buf, c->id, c->msg, c->sent, len);
     ssize_t n = write(c->fd, p->send_buf, len);
-    if (n < 0) {
-        /* The peer's failure is refused (lost, once served); any other, the client's. */
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            conn_fail(p, c, write_error_is_peers(errno) ? FAIL_REFUSED : FAIL_CLIENT, "write: %s",
-                      strerror(errno));
-        return;
-    }
-    c->sent += (size_t)n;
+    /* A failure of the peer's is refused (lost, once served); any other, the client's. */
+    if (n >= 0)
+        c->sent += (size_t)n;
+    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        conn_fail(p, c, write_error_is_peers(errno) ? FAIL_REFUSED : FAIL_CLIENT, "write: %s",
+                  strerror(errno));
+    if (c->state == CONN_BUSY)
+        watch(p, c);
 }
 
 /* Send the next message, timed from due_ns (the write's own time in a closed loop). */
@@ -333,8 +334,6 @@ static void start_message(pool_t *p, conn_t *c, uint64_t due_ns)
     p->sent_after_end += p->window_open && due_ns >= p->window_end;
     p->busy++;
     send_more(p, c);
-    if (c->state == CONN_BUSY)
-        watch(p, c);
 }
 
 /* ---- the open-loop schedule -------------------------------------------- */
@@ -515,15 +514,6 @@ static void on_readable(pool_t *p, conn_t *c)
         complete_message(p, c);
 }
 
-static void on_writable(pool_t *p, conn_t *c)
-{
-    if (c->state == CONN_BUSY && c->sent < p->msg_size) {
-        send_more(p, c);
-        if (c->state == CONN_BUSY)
-            watch(p, c);
-    }
-}
-
 static void on_event(pool_t *p, conn_t *c, int events)
 {
     if (c->fd < 0)
@@ -534,8 +524,8 @@ static void on_event(pool_t *p, conn_t *c, int events)
     }
     if (events & (LOOP_READ | LOOP_ERROR))
         on_readable(p, c);
-    if (c->fd >= 0 && (events & LOOP_WRITE))
-        on_writable(p, c);
+    if (c->fd >= 0 && (events & LOOP_WRITE) && c->state == CONN_BUSY && c->sent < p->msg_size)
+        send_more(p, c);
 }
 
 /* Wait for events until `until` at the latest (capped at a second), handle them. */

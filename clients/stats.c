@@ -129,25 +129,14 @@ double hist_percentile(const histogram_t *h, uint32_t per_100k)
         hist_bucket_bounds(b, &lo, &hi);
         double mid = ((double)lo + (double)hi) / 2.0;
         /* No sample lies outside [min, max], so neither does a percentile. */
-        if (mid < (double)h->min)
-            mid = (double)h->min;
-        if (mid > (double)h->max)
-            mid = (double)h->max;
-        return mid;
+        return fmin(fmax(mid, (double)h->min), (double)h->max);
     }
     return (double)h->max;
 }
 
 summary_t hist_summarize(const histogram_t *h)
 {
-    summary_t s = {.count = h->total, .p50 = NAN, .p90 = NAN, .p99 = NAN, .p999 = NAN,
-                   .max = NAN};
-    if (h->total == 0)
-        return s;
-    s.p50 = hist_percentile(h, 50000);
-    s.p90 = hist_percentile(h, 90000);
-    s.p99 = hist_percentile(h, 99000);
-    s.p999 = hist_percentile(h, 99900);
-    s.max = (double)h->max;
-    return s;
+    return (summary_t){.count = h->total, .p50 = hist_percentile(h, 50000),
+                       .p90 = hist_percentile(h, 90000), .p99 = hist_percentile(h, 99000),
+                       .p999 = hist_percentile(h, 99900), .max = h->total ? (double)h->max : NAN};
 }
