@@ -20,10 +20,7 @@ static void report_schedule(report_t *r, const options_t *o, const pool_t *p)
     report_num(r, "rate_achieved", per_second(p->n.sends, p->n.window_ns), 1);
     report_num(r, "schedule_lag_ms_max",
                open_loop && p->n.window_ns ? (double)p->n.lag_max_ns / NS_PER_MS : NAN, 3);
-    if (open_loop && p->n.window_ns)
-        report_int(r, "late_sends", (long long)p->n.late_sends);
-    else
-        report_null(r, "late_sends");
+    report_count_or_null(r, "late_sends", open_loop && p->n.window_ns ? (long)p->n.late_sends : -1);
 }
 
 /* Progress and fairness: echoes inside the window, per connection. */
@@ -139,6 +136,7 @@ static bool kept_up(const crew_sum_t *s, double rate)
     return rate <= 0 || (double)s->n.sends >= SWEEP_KEEP_UP * due;
 }
 
+/* Say so when the client made its own sends late (over LATE_NS): the server did not. */
 static void note_late(const crew_sum_t *s, double rate)
 {
     if (rate > 0 && s->n.late_sends > 0)

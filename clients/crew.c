@@ -58,19 +58,14 @@ int pin_this_thread(const int *cpus, int count)
 #endif
 }
 
-static void mark_served_active(pool_t *p)
-{
-    for (size_t i = 0; i < p->count; i++)
-        p->conns[i].active = p->conns[i].served;
-}
-
 static void do_task(crew_t *c, worker_t *w, crew_task_t task)
 {
     pool_t *p = &w->pool;
     switch (task) {
     case TASK_GROW:
         pool_grow(p, w->connections, c->deadline);
-        mark_served_active(p);
+        for (size_t i = 0; i < p->count; i++) /* the served ones take part in the windows */
+            p->conns[i].active = p->conns[i].served;
         break;
     case TASK_WINDOW: {
         double share = c->total_connections

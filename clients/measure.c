@@ -50,8 +50,9 @@ const char *run_error(const pool_t *p, const options_t *o, size_t requested)
 }
 
 /*
- * The one line on stderr that says why a run did not measure what it was
- * asked to. Returns the exit status.
+ * The line on stderr that says why a run did not measure what it was asked
+ * to: the worst failure by run_error's order, after a timeout's line when
+ * the run also timed out. Returns the exit status.
  */
 int explain_failure(const pool_t *p, const options_t *o, size_t requested)
 {

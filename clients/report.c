@@ -59,12 +59,6 @@ static void format_number(char *out, size_t size, double value, int decimals)
         *end-- = '\0';
 }
 
-static bool is_unknown(const field_t *f)
-{
-    return f->type == FIELD_NULL || (f->type == FIELD_NUM && isnan(f->number)) ||
-           (f->type == FIELD_STR && f->string == NULL);
-}
-
 /*
  * The value as text in the given format. Strings are short fixed phrases
  * written in this program (no quotes, commas or control characters), so
@@ -74,7 +68,8 @@ static void format_value(const field_t *f, output_t format, char *out, size_t si
 {
     static const char *const unknown[] = {[OUTPUT_TABLE] = "-", [OUTPUT_JSON] = "null",
                                           [OUTPUT_CSV] = ""};
-    if (is_unknown(f)) {
+    if (f->type == FIELD_NULL || (f->type == FIELD_NUM && isnan(f->number)) ||
+        (f->type == FIELD_STR && f->string == NULL)) {
         snprintf(out, size, "%s", unknown[format]);
         return;
     }

@@ -23,15 +23,6 @@ static size_t scan_capacity(const options_t *o)
     return slots;
 }
 
-/* Bring the idle set from `before` connections to `after`. */
-static void resize_idle_set(pool_t *p, long before, long after, uint64_t deadline)
-{
-    if (after > before)
-        pool_grow(p, (size_t)(after - before), deadline);
-    else if (after < before)
-        pool_close_newest(p, (size_t)(before - after));
-}
-
 /* scan's reason: the run's, or the active connection's failure. */
 static const char *scan_error(const pool_t *p, const options_t *o, size_t requested)
 {
@@ -86,9 +77,12 @@ int run_scan(const options_t *o, target_t *t, uint64_t deadline)
 
     long open = 0;
     for (int i = 0; i < o->idle_count; i++) {
-        resize_idle_set(&p, open, o->idle[i], deadline);
-        if (o->idle[i] > open)
+        if (o->idle[i] > open) { /* bring the idle set from `open` connections to idle[i] */
+            pool_grow(&p, (size_t)(o->idle[i] - open), deadline);
             requested += (size_t)(o->idle[i] - open);
+        } else if (o->idle[i] < open) {
+            pool_close_newest(&p, (size_t)(open - o->idle[i]));
+        }
         open = o->idle[i];
 
         cpu_window_t cpu;

@@ -106,7 +106,34 @@ static int read_probe_echo(int fd, size_t *got, stall_counts_t *count)
     return *got == sizeof STALL_PROBE - 1;
 }
 
-static bool read_extra(int b, bool half_closed, stall_counts_t *n);
+/*
+ * Anything B reads after its whole line is back was never sent. Returns
+ * true when B's stream has ended, false while it may still bring bytes.
+ * Only a close after B's half-close is the end asked for: a reset, or a
+ * close before it, loses B (as pool.c counts a served connection).
+ */
+static bool read_extra(int b, bool half_closed, stall_counts_t *n)
+{
+    char buf[4096];
+    ssize_t got = read(b, buf, sizeof buf);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return false;
+    if (got == 0 && half_closed)
+        return true;
+    if (got <= 0) {
+        fprintf(stderr, "loadgen: client B: %s after its echo%s\n",
+                got == 0 ? "closed by the server" : strerror(errno),
+                half_closed ? "" : ", before its half-close");
+        n->lost++;
+        n->error = "lost";
+        return true;
+    }
+    if (n->duplicated == 0)
+        fprintf(stderr, "loadgen: client B: %zd bytes arrived after its whole echo, that it "
+                        "never sent\n", got);
+    n->duplicated += got;
+    return false;
+}
 
 /* The event loop failed while B waited: loadgen's own failure. Returns -1. */
 static int waiting_failed(stall_counts_t *n)
@@ -204,35 +231,6 @@ static int await_echo_and_close(const options_t *o, loop_t *loop, int *a, int b,
         }
     }
     return 0;
-}
-
-/*
- * Anything B reads after its whole line is back was never sent. Returns
- * true when B's stream has ended, false while it may still bring bytes.
- * Only a close after B's half-close is the end asked for: a reset, or a
- * close before it, loses B (as pool.c counts a served connection).
- */
-static bool read_extra(int b, bool half_closed, stall_counts_t *n)
-{
-    char buf[4096];
-    ssize_t got = read(b, buf, sizeof buf);
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return false;
-    if (got == 0 && half_closed)
-        return true;
-    if (got <= 0) {
-        fprintf(stderr, "loadgen: client B: %s after its echo%s\n",
-                got == 0 ? "closed by the server" : strerror(errno),
-                half_closed ? "" : ", before its half-close");
-        n->lost++;
-        n->error = "lost";
-        return true;
-    }
-    if (n->duplicated == 0)
-        fprintf(stderr, "loadgen: client B: %zd bytes arrived after its whole echo, that it "
-                        "never sent\n", got);
-    n->duplicated += got;
-    return false;
 }
 
 /*
