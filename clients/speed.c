@@ -65,20 +65,6 @@ static double probe_on(int cpu, int reps)
     return best;
 }
 
-static void read_bests(speed_t *s, const char *path)
-{
-    FILE *f = path ? fopen(path, "r") : NULL;
-    int cpu;
-    double us;
-    if (!f)
-        return; /* the first run of a reproduction: nothing kept yet */
-    while (fscanf(f, "%d %lf", &cpu, &us) == 2)
-        for (int i = 0; i < s->count; i++)
-            if (s->cpus[i] == cpu && us > 0)
-                s->best_us[i] = fmin(s->best_us[i], us);
-    fclose(f);
-}
-
 void speed_start(speed_t *s, const options_t *o)
 {
     *s = (speed_t){0};
@@ -93,7 +79,15 @@ void speed_start(speed_t *s, const options_t *o)
         table[i] = i * 2654435761u;
     for (int i = 0; i < s->count; i++)
         s->best_us[i] = INFINITY; /* until the first edge, or what the file kept */
-    read_bests(s, o->speed_file);
+    FILE *f = fopen(o->speed_file, "r"); /* none at the first run of a reproduction */
+    int cpu;
+    double us;
+    while (f && fscanf(f, "%d %lf", &cpu, &us) == 2)
+        for (int i = 0; i < s->count; i++)
+            if (s->cpus[i] == cpu && us > 0)
+                s->best_us[i] = fmin(s->best_us[i], us);
+    if (f)
+        fclose(f);
 }
 
 /* Each CPU's time at one edge of a window; NAN everywhere when not measured. */

@@ -36,15 +36,6 @@ double thread_cpu_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Index of the highest set bit; v > 0. */
-static unsigned top_bit(uint64_t v)
-{
-    unsigned b = 0;
-    while (v >>= 1)
-        b++;
-    return b;
-}
-
 /*
  * Values below 2 * HIST_SUB are their own bucket. Above, a value with its
  * top bit at position b (b > HIST_SUB_BITS) keeps its HIST_SUB_BITS + 1 top
@@ -56,7 +47,7 @@ size_t hist_bucket_of(uint64_t v)
 {
     if (v < 2 * HIST_SUB)
         return (size_t)v;
-    unsigned shift = top_bit(v) - HIST_SUB_BITS;
+    unsigned shift = (unsigned)(63 - __builtin_clzll(v)) - HIST_SUB_BITS; /* top bit's index */
     return (size_t)shift * HIST_SUB + (size_t)(v >> shift);
 }
 
