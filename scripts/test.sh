@@ -101,17 +101,6 @@ part() {
     [ $rc -eq 0 ] || failed+=("$name")
     return 0
 }
-summary() {
-    echo
-    echo "== times"
-    printf '  %s\n' "${parts[@]}"
-    printf '  %-34s %4d s\n' total $((SECONDS - started))
-    if [ ${#failed[@]} -gt 0 ]; then
-        echo "FAILED: ${failed[*]}"
-        exit 1
-    fi
-    echo "all passed"
-}
 
 # configure PRESET: only when the tree has none yet (a build reconfigures
 # itself when a CMakeLists.txt changed), or was configured for the other
@@ -242,4 +231,12 @@ full)
     part "tsan tests" run_tests tsan
     ;;
 esac
-summary
+echo
+echo "== times"
+printf '  %s\n' "${parts[@]}"
+printf '  %-34s %4d s\n' total $((SECONDS - started))
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "all passed"
