@@ -289,12 +289,11 @@ scan_line() {
     [ -n "$first" ] || { first=$p50; first_cpu=$cpu; }
     times=$(shown "$(ratio "$p50" "$first")")
     line=$(printf '  %6s idle: round trip %8s µs (%sx)' "$1" "$p50" "$times")
+    cpu_times=$(ratio "$cpu" "$first_cpu")
     if [ -z "$cpu" ]; then
         line="$line, server CPU not measured here"
-    elif [ -n "$(ratio "$cpu" "$first_cpu")" ]; then
-        line="$line, server CPU $cpu ms per 1000 round trips ($(ratio "$cpu" "$first_cpu")x)"
     else
-        line="$line, server CPU $cpu ms per 1000 round trips"
+        line="$line, server CPU $cpu ms per 1000 round trips${cpu_times:+ (${cpu_times}x)}"
     fi
     say "$line"
 }
