@@ -171,13 +171,10 @@ pin_note() {
     elif [ -n "$pin_cpu" ]; then
         echo "  (server and client pinned to CPU $pin_cpu: taskset and loadgen --cpu)"
     else
-        if [ "$LADDER_FORCED" = 1 ]; then
+        why="no taskset (Linux) or cpuset (FreeBSD) here"
+        [ "$os" = Darwin ] && why="macOS has no call to pin a process to a CPU"
+        [ "$LADDER_FORCED" = 1 ] &&
             why="the off-Linux path pins nothing, as macOS, which has no call for it"
-        elif [ "$os" = Darwin ]; then
-            why="macOS has no call to pin a process to a CPU"
-        else
-            why="no taskset (Linux) or cpuset (FreeBSD) here"
-        fi
         say "  (not pinned: $why." \
             "  Server and client may wake each other across CPUs, so single round trips are" \
             "  noisier; the growth with the idle count is the figure)"
