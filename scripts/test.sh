@@ -190,9 +190,7 @@ ctest-args)
     # has nothing to run there. A selection that neither tree matches fails.
     in_dev=$(selected dev "$@")
     in_tsan=$(selected tsan "$@")
-    if [ "$in_dev" -eq 0 ] && [ "$in_tsan" -eq 0 ]; then
-        part "tests ($*)" no_match "$@"
-    fi
+    [ "$in_dev" -eq 0 ] && [ "$in_tsan" -eq 0 ] && part "tests ($*)" no_match "$@"
     if [ "$in_dev" -gt 0 ]; then
         part "dev build" build dev
         part "dev tests ($*)" run_tests dev "$@"
