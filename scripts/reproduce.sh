@@ -83,11 +83,7 @@ bad_usage() {
     exit 2
 }
 
-QUICK=0
-SMOKE=0
-FULL=0
-REFERENCE=0
-KEEP_DAMON=0
+QUICK=0 SMOKE=0 FULL=0 REFERENCE=0 KEEP_DAMON=0
 KIND="" # full, quick or smoke; empty: the default run
 for arg in "$@"; do
     case "$arg" in
@@ -146,10 +142,7 @@ export LADDER_FORCE_PORTABLE=$PORTABLE
 
 RUNGS=$(ladder_rungs "$ROOT")
 BEYOND_RUNGS=$(ladder_rungs "$ROOT/beyond")
-RUN_KINDS=""
-[ "$QUICK" -eq 1 ] && RUN_KINDS="$RUN_KINDS quick"
-[ "$FULL" -eq 1 ] && RUN_KINDS="$RUN_KINDS full"
-[ "$SMOKE" -eq 1 ] && RUN_KINDS="$RUN_KINDS smoke"
+RUN_KINDS=$KIND
 [ -n "$SKIP_RUNGS" ] && RUN_KINDS="$RUN_KINDS offlinux"
 CLAIMS=$ROOT/scripts/lib/claims.txt
 export CLAIMS
@@ -216,6 +209,9 @@ trap bench_cleanup EXIT
 trap 'log "interrupted; stopping what we started"; bench_cleanup; exit 130' INT TERM HUP
 
 skipped() { case " $SKIP_RUNGS " in *" $1 "*) return 0 ;; esac; return 1; }
+# skipped_run RUNG FILE TAGS: 0, having written the line of a run this
+# platform cannot make (skip_run), when RUNG is one it leaves out.
+skipped_run() { skipped "$1" && skip_run "$2" "$3" "$SKIP_WHY"; }
 
 # first_line FILE: its first line, without the quotes and backslashes that
 # would break the JSON and settings it goes into.
@@ -253,6 +249,9 @@ install_hint() {
 
 # skipped_tool WHAT: one more entry of SKIPPED_TOOLS, for the report.
 skipped_tool() { SKIPPED_TOOLS="$SKIPPED_TOOLS${SKIPPED_TOOLS:+; }$1"; }
+
+# built NAME STATUS TEXT: NAME's line in the log: TEXT, or why it is not measured.
+built() { if [ -z "$2" ]; then log "$1: $3"; else log "$1: not measured: $2"; fi; }
 
 # Optional tools: installed with apt-get as root on Debian (not on the
 # portable path, which stands for a machine without apt); otherwise noted.
@@ -406,11 +405,7 @@ build_busy_poll() {
             cp "$dir/01-blocking/server-release" "$TMP/bin/busy-poll"
         fi
     fi
-    if [ -z "$BUSY_STATUS" ]; then
-        log "busy-poll: built from $patch"
-    else
-        log "busy-poll: not measured: $BUSY_STATUS"
-    fi
+    built busy-poll "$BUSY_STATUS" "built from $patch"
 }
 
 # The yardstick: the same echo server on libuv, when libuv can be had.
@@ -436,11 +431,7 @@ build_yardstick() {
         [ "$SCAN_YARDSTICK" = yes ] && SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
         C10K_EXTRA=uv-echo
     fi
-    if [ -z "$YARD_STATUS" ]; then
-        log "yardstick: uv-echo built (libuv $M_LIBUV)"
-    else
-        log "yardstick: not measured: $YARD_STATUS"
-    fi
+    built yardstick "$YARD_STATUS" "uv-echo built (libuv $M_LIBUV)"
 }
 
 # ---- measurements ----------------------------------------------------------
@@ -451,10 +442,7 @@ build_yardstick() {
 measure_stall() {
     local rung run
     for rung in $RUNGS; do
-        if skipped "$rung"; then
-            skip_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        skipped_run "$rung" "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" && continue
         log "stall: $rung, $STALL_RUNS x a ${STALL_HOLD}s hold"
         for run in $(seq 1 "$STALL_RUNS"); do
             one_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":$run" 20 "$rung" "" \
@@ -469,10 +457,7 @@ measure_idle_cpu() {
     local rung n run rungs=$RUNGS
     [ -z "$BUSY_STATUS" ] && rungs="$rungs busy-poll"
     for rung in $rungs; do
-        if skipped "$rung"; then
-            skip_run "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        skipped_run "$rung" "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" && continue
         # 01-blocking (and its busy-poll variant) serves one client at a
         # time: a second client would wait for an echo that never comes.
         n=$IDLE_CLIENTS
@@ -557,10 +542,8 @@ scan_rung() {
 measure_c10k() {
     local rung run runs n tags
     for rung in $C10K_RUNGS ${C10K_EXTRA:-} ${SKIP_RUNGS}; do
-        if skipped "$rung"; then
-            skip_run "$RAW/c10k.jsonl" "\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        tags="\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1"
+        skipped_run "$rung" "$RAW/c10k.jsonl" "$tags" && continue
         runs=1
         [ "$rung" = 07-epoll ] && runs=2
         sized "$rung" "$C10K_N"
@@ -670,11 +653,9 @@ EOF_KNEE
         rates=$(awk -v lo="$lo" -v hi="$hi" -v c="$KNEE_CUTS" 'BEGIN { for (j = 1; j <= c; j++)
             printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / c) + 0.5 }')
         log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
-        quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
-        case $rung in *@*)
-            quota=${rung#*@} rung=${rung%@*} file=headroom_knees
-            tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep" ;;
-        esac
+        quota="" file=knees
+        case $rung in *@*) quota=${rung#*@} rung=${rung%@*} file=headroom_knees ;; esac
+        tags="\"rung\":\"$rung\",${quota:+\"quota_pct\":$quota,}\"n\":$cn,\"run\":$rep"
         SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
             "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
             --duration "$CURVE_DURATION" \
@@ -691,14 +672,10 @@ curve() {
         [ "$cn" = "${CURVE_NS##* }" ] || return 0
         [ "$cn" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
     fi
-    if skipped "$rung"; then
-        skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
-        return 0
-    fi
+    skipped_run "$rung" "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" && return 0
     sized "$rung" "$cn"
     cn=$SIZED_N
-    tags="\"rung\":\"$rung\",$SIZED_TAG,\"run\":$rep"
-    [ -n "$quota" ] && tags="\"rung\":\"$rung\",\"quota_pct\":$quota,$SIZED_TAG,\"run\":$rep"
+    tags="\"rung\":\"$rung\",${quota:+\"quota_pct\":$quota,}$SIZED_TAG,\"run\":$rep"
     rates=$CURVE_RATES
     # The light steps only where a verdict reads them (never under a quota).
     case " $CURVE_LIGHT_RUNGS " in *" $rung "*) [ -z "$quota" ] ;; *) false ;; esac ||
