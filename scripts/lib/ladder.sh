@@ -171,7 +171,6 @@ children_room() {
     _lcap=$(proc_cap)
     [ -n "$_lcap" ] || return 0
     _lmine=$(ps -U "$(id -u)" -o pid= 2>/dev/null | wc -l | tr -d ' ')
-    is_number "$_lmine" || _lmine=0
     echo $((_lcap - _lmine - 50))
 }
 
@@ -206,7 +205,6 @@ threads_room() {
     _lcap=$(limit -u)
     if is_number "$_lcap"; then
         _lmine=$(ps -L -U "$(id -u)" -o lwp= 2>/dev/null | wc -l | tr -d ' ') # linux-only
-        is_number "$_lmine" || _lmine=0
         room_min $((_lcap - _lmine - 64))
     fi
     [ -n "$_lroom" ] && echo "$_lroom"
