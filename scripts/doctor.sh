@@ -208,8 +208,7 @@ raise_fd_sysctls() {
 soft=$(limit -n); hard=$(limit -Hn)
 cap=$hard
 if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
-    per=$(kern kern.maxfilesperproc)
-    if is_number "$per" && { ! is_number "$cap" || [ "$per" -lt "$cap" ]; }; then cap=$per; fi
+    cap=$(lower "$hard" "$(kern kern.maxfilesperproc)")
 fi
 if [ -z "$cap" ]; then
     warn "cannot read the open-file limit here"

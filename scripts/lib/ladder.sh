@@ -14,7 +14,7 @@
 #   claims_settings, ladder_settings   the claims' table's settings for a
 #                         kind of run, and every name raw/settings.env holds
 #   ladder_platform       LADDER_OS, LADDER_FORCED, USE_PROC, PIN
-#   limit, kern, proc_figure, is_number
+#   limit, kern, proc_figure, is_number, lower
 #   accept_queue          the setting that clamps a listen backlog, and its value
 #   children_room, threads_room, room_for   how many clients 02-fork and
 #                         03-threads may hold here (the room the OS leaves);
@@ -113,6 +113,16 @@ is_number() {
     case ${1:-x} in *[!0-9]*) return 1 ;; *) return 0 ;; esac
 }
 
+# lower CAP OTHER: the lower of two caps, either of which may be none (empty,
+# "unlimited"): OTHER where it is a number below CAP or CAP is none, else CAP.
+lower() {
+    if is_number "$2" && { ! is_number "$1" || [ "$2" -lt "$1" ]; }; then
+        echo "$2"
+    else
+        echo "$1"
+    fi
+}
+
 # limit FLAG...: what `ulimit FLAG...` says. posh has no ulimit at all;
 # limits are inherited, so another shell on the machine reads the same ones.
 limit() {
@@ -156,11 +166,7 @@ accept_queue() {
 # proc_cap: the processes this user may have: RLIMIT_NPROC (ulimit -u), and
 # on macOS and FreeBSD kern.maxprocperuid when lower; empty when uncapped.
 proc_cap() {
-    _lcap=$(limit -u)
-    _lper=$(kern kern.maxprocperuid)
-    if is_number "$_lper" && { ! is_number "$_lcap" || [ "$_lper" -lt "$_lcap" ]; }; then
-        _lcap=$_lper
-    fi
+    _lcap=$(lower "$(limit -u)" "$(kern kern.maxprocperuid)")
     is_number "$_lcap" && echo "$_lcap"
 }
 
