@@ -373,7 +373,7 @@ check_beyond() {
         if [ "$rung" = 08-io_uring ]; then
             if server_start "$TMP" "$BIN/$rung" ""; then
                 server_end 5
-            elif [ "$SERVER_END" = early ] && [ "$SERVER_RC" = 3 ]; then
+            elif io_uring_refused "$rung"; then
                 BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring"
                 BEYOND_STATUS="$BEYOND_STATUS unavailable ($(first_line "$TMP/server.err"))"
                 continue

@@ -23,6 +23,7 @@
 #   proc_start, proc_state, is_running, wait_finished
 #   server_start, server_end      a server on a kernel-chosen port, and
 #                         stopping it (SIGTERM, bounded, then SIGKILL)
+#   io_uring_refused      08-io_uring did not start: this kernel refuses io_uring
 #   now                   the clock in seconds
 #   ports_init, port_budget, ports_closed   the ephemeral ports in TIME_WAIT
 #   loadgen_path, loadgen_build   the load client, built by clients/loadgen.mk
@@ -375,6 +376,13 @@ server_start() {
         SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
     fi
     return 1
+}
+
+# io_uring_refused RUNG: 0 when server_start has just failed because RUNG is
+# 08-io_uring and it exited 3 before announcing, its one line saying why: the
+# kernel refuses io_uring here (a sysctl, seccomp, an old kernel).
+io_uring_refused() {
+    [ "$1" = 08-io_uring ] && [ "${SERVER_END:-}" = early ] && [ "${SERVER_RC:-}" = 3 ]
 }
 
 # server_end SECONDS: stop the server: SIGTERM (as a user would: 02-fork

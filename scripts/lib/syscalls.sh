@@ -75,10 +75,8 @@ syscalls_one() {
     port_budget "$SYSCALL_N"
     measured_start "$rung" syscalls "$C10K_SERVER_CPU" || rc=$?
     if [ "$rc" != 0 ]; then
-        # 08-io_uring exits 3 where io_uring is refused (as check_beyond
-        # reads it); any other failed start is the server's, or the host's.
-        if [ "$rc" = 1 ] && [ "${SERVER_END:-}" = early ] && [ "${SERVER_RC:-}" = 3 ] &&
-            [ "$rung" = 08-io_uring ]; then
+        # Any failed start but io_uring's refusal is the server's, or the host's.
+        if [ "$rc" = 1 ] && io_uring_refused "$rung"; then
             syscalls_stub "$rung" "io_uring refused here (${SERVER_ERR#*(}"
         else
             unstarted "$RAW/syscalls.jsonl" "$tags" "$rc"
