@@ -647,9 +647,7 @@ knee_round() {
     order=$(shuffled "knees$rep" $(printf '%s\n' "$brackets" | awk '{ print $1 }'))
     log "knees: round $rep/$of, in the order $order"
     for rung in $order; do
-        read -r cn lo hi <<EOF_KNEE
-$(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
-EOF_KNEE
+        read -r cn lo hi <<<"$(awk -v r="$rung" '$1 == r { print $2, $3, $4 }' <<<"$brackets")"
         rates=$(awk -v lo="$lo" -v hi="$hi" -v c="$KNEE_CUTS" 'BEGIN { for (j = 1; j <= c; j++)
             printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / c) + 0.5 }')
         log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
@@ -679,8 +677,8 @@ curve() {
     rates=$CURVE_RATES
     # The light steps only where a verdict reads them (never under a quota).
     case " $CURVE_LIGHT_RUNGS " in *" $rung "*) [ -z "$quota" ] ;; *) false ;; esac ||
-        rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '$1 + 0 >= f' |
-            awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 } END { print "" }')
+        rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '
+            $1 + 0 >= f { printf "%s%s", (n++ ? "," : ""), $1 } END { print "" }')
     [ -n "$rates" ] || rates=$CURVE_RATES
     log "curve: $rung, $cn connections, $rates msgs/s, ${CURVE_DURATION}s each" \
         "(run $rep/$CURVE_REPS${quota:+; the server held to $quota% of its CPU})"
@@ -920,17 +918,10 @@ forced=""
 log "measuring with $BIN ($PLATFORM$forced, loadgen ${LOADGEN##*/}, CPUs $ALLOWED_CPUS);" \
     "results in $RESULTS"
 
-measure_stall
-measure_idle_cpu
-measure_select_ceiling
-measure_memory
-measure_scan
-measure_c10k
-measure_curves
-measure_knees
-measure_cores
-measure_yardstick
-measure_syscalls
+# The knees bisect what the curves bracketed; strace's count comes after every timed run.
+for m in stall idle_cpu select_ceiling memory scan c10k curves knees cores yardstick syscalls; do
+    "measure_$m"
+done
 
 M_LISTEN_AFTER=$(listen_counters)
 log "writing tables, plots and report"
