@@ -144,8 +144,7 @@ RUNGS=$(ladder_rungs "$ROOT")
 BEYOND_RUNGS=$(ladder_rungs "$ROOT/beyond")
 RUN_KINDS=$KIND
 [ -n "$SKIP_RUNGS" ] && RUN_KINDS="$RUN_KINDS offlinux"
-CLAIMS=$ROOT/scripts/lib/claims.txt
-export CLAIMS
+export CLAIMS=$ROOT/scripts/lib/claims.txt
 # shellcheck disable=SC2086 # a list of kinds
 SETTINGS=$(claims_settings "$CLAIMS" $RUN_KINDS) || exit 1
 eval "$SETTINGS"
@@ -654,11 +653,17 @@ knee_round() {
         quota="" file=knees
         case $rung in *@*) quota=${rung#*@} rung=${rung%@*} file=headroom_knees ;; esac
         tags="\"rung\":\"$rung\",${quota:+\"quota_pct\":$quota,}\"n\":$cn,\"run\":$rep"
-        SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
-            "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
-            --duration "$CURVE_DURATION" \
-            --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
+        SERVER_QUOTA_PCT=$quota sweep "$file" "$tags" "$rung" "$cn" "$rates"
     done
+}
+
+# sweep FILE TAGS RUNG N RATES: one open-loop run of RATES msgs/s at N connections into
+# RAW/FILE.jsonl (a curve's or a knee's), the server on its CPU (held to SERVER_QUOTA_PCT
+# of it, if set) and loadgen's threads on the others.
+sweep() {
+    LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$1.jsonl" "$2" 120 "$3" "$C10K_SERVER_CPU" \
+        c10k -n "$4" --rate "$5" --duration "$CURVE_DURATION" --threads "$CLIENT_THREADS" \
+        --retry-contended "$CURVE_RETRIES" --server-pid @PID
 }
 
 # curve RUNG N REP: one sweep of the rates at N connections (04-select:
@@ -682,10 +687,7 @@ curve() {
     [ -n "$rates" ] || rates=$CURVE_RATES
     log "curve: $rung, $cn connections, $rates msgs/s, ${CURVE_DURATION}s each" \
         "(run $rep/$CURVE_REPS${quota:+; the server held to $quota% of its CPU})"
-    SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" "$tags" \
-        120 "$rung" \
-        "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
-        --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
+    SERVER_QUOTA_PCT=$quota sweep "$file" "$tags" "$rung" "$cn" "$rates"
 }
 
 # One loop per core, where there are cores for it: 07-epoll and 09-reuseport
