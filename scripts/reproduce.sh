@@ -826,12 +826,11 @@ describe_sysctl() {
     [ -n "$M_SOMAXCONN" ] && M_SOMAXCONN="kern.ipc.somaxconn $M_SOMAXCONN"
     M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null |
         tr '\n' ' ')
+    M_DISTRO=""
     if command -v sw_vers >/dev/null 2>&1; then
         M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /')
     elif command -v freebsd-version >/dev/null 2>&1; then
         M_DISTRO="FreeBSD $(freebsd-version 2>/dev/null)"
-    else
-        M_DISTRO=""
     fi
     [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
     M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
@@ -889,9 +888,8 @@ fi
 # What a reference measured: the commit and the tree of every path whose
 # change moves a figure (tests/docs/reference.sh holds the reference to
 # them). It is made from committed code only.
-REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond"
-REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh CMakeLists.txt"
-REFERENCE_PATHS="$REFERENCE_PATHS CMakePresets.json"
+REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond clients platform"
+REFERENCE_PATHS="$REFERENCE_PATHS scripts/lib scripts/reproduce.sh CMakeLists.txt CMakePresets.json"
 if [ "$REFERENCE" = 1 ]; then
     # shellcheck disable=SC2086 # a list of paths
     if ! git -C "$ROOT" diff --quiet HEAD -- $REFERENCE_PATHS 2>/dev/null; then
