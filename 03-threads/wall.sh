@@ -26,12 +26,27 @@ demo() {
     hold_threads "default stacks:"
     say "" "  again with 64 KiB stacks (./server-release -s 64):"
     hold_threads "64 KiB stacks: " -s 64
+    expect="  expect: $((threads_n + 1)) threads, and"
     if [ "$macos" = yes ]; then
         [ "$LADDER_FORCED" = 0 ] || linux_only "the thread count and footprint"
-        expect_macos
+        say "" "$expect a footprint of tens of KiB per client, with" \
+            "  either stack size: a thread's 512 KiB stack is address space, and the footprint" \
+            "  counts only the pages a thread touched. What stays is a kernel thread per client," \
+            "  scheduled on its own, and the cap on threads per process below."
     else
         linux_only "the thread count and RSS"
-        expect_linux
+        stack_kib=$(default_stack_kib)
+        if is_number "$stack_kib"; then
+            gib=$(calc "$threads_n * $stack_kib / 1048576")
+            estimate="($stack_kib KiB each, so about $gib GiB)"
+        else
+            estimate="(ulimit -s: ${stack_kib:-unknown})"
+        fi
+        stays="What stays is a kernel task per client, scheduled on its own."
+        say "" "$expect VmSize near $threads_n x the default stack size" \
+            "  $estimate, although a client touches only" \
+            "  a few KiB of it. With -s 64 it shrinks to well under 1 GiB while RSS barely moves:" \
+            "  address space, not memory. $stays"
     fi
     wall
 }
@@ -48,7 +63,7 @@ if [ "$os" = Darwin ] || [ "$LADDER_FORCED" = 1 ]; then macos=yes; fi
 # kept is the one taken with the most threads alive.
 hold_threads() {
     label=$1; shift
-    ports_before "$threads_n"
+    port_budget "$threads_n"
     start_server free ${1+"$@"}
     pid_opt=$(server_pid_opt)
     [ "$macos" = yes ] && pid_opt="--server-pid $SERVER_PID"
@@ -59,14 +74,25 @@ hold_threads() {
         sleep 0.2
     done
     loadgen_wait
-    ports_after
+    ports_closed
     served=$(key served)
     need "$served" "served count"
     stop_server
     if [ "$USE_PROC" = 1 ]; then
-        held_linux
+        need "$vmsize" "VmSize reading while the clients were held"
+        rss=$(key server_rss_kb)
+        vm="VmSize $(calc "$vmsize / 1048576") GiB"
+        mib=$(shown "$(ratio "$rss" 1024)" " MiB"); each=$(shown "$(ratio "$rss" "$served")" " KiB")
+        say "  $label served $served; while held: $threads threads, $vm," \
+            "                  resident (RSS) $mib = $each per client"
     elif [ "$macos" = yes ]; then
-        held_macos
+        threads=$(key server_threads); fp=$(key server_footprint_kb)
+        [ "$LADDER_FORCED" = 1 ] ||
+            need "$threads" "server thread count (proc_pidinfo) while the clients were held"
+        mib=$(shown "$(ratio "$fp" 1024)" " MiB"); each=$(ratio "$fp" "$served")
+        [ -n "$each" ] && mib="$mib = $each KiB per client"
+        say "  $label served $served; while held: threads $(shown "$threads")," \
+            "                  footprint (phys_footprint) $mib"
     else
         vsz="(ps -o vsz counts the shared region each process maps, not the stacks)"
         say "  $label served $served; while held: threads, VmSize and RSS not measured here" \
@@ -80,46 +106,6 @@ sample_status() {
     if [ -n "$t" ] && [ "$t" -gt "$threads" ]; then
         threads=$t; vmsize=$(status_field VmSize)
     fi
-}
-
-held_linux() {
-    need "$vmsize" "VmSize reading while the clients were held"
-    rss=$(key server_rss_kb)
-    vm="VmSize $(calc "$vmsize / 1048576") GiB"
-    mib=$(shown "$(ratio "$rss" 1024)" " MiB"); each=$(shown "$(ratio "$rss" "$served")" " KiB")
-    say "  $label served $served; while held: $threads threads, $vm," \
-        "                  resident (RSS) $mib = $each per client"
-}
-
-held_macos() {
-    threads=$(key server_threads); fp=$(key server_footprint_kb)
-    [ "$LADDER_FORCED" = 1 ] ||
-        need "$threads" "server thread count (proc_pidinfo) while the clients were held"
-    mib=$(shown "$(ratio "$fp" 1024)" " MiB"); each=$(ratio "$fp" "$served")
-    [ -n "$each" ] && mib="$mib = $each KiB per client"
-    say "  $label served $served; while held: threads $(shown "$threads")," \
-        "                  footprint (phys_footprint) $mib"
-}
-
-expect_linux() {
-    stack_kib=$(default_stack_kib)
-    if is_number "$stack_kib"; then
-        estimate="($stack_kib KiB each, so about $(calc "$threads_n * $stack_kib / 1048576") GiB)"
-    else
-        estimate="(ulimit -s: ${stack_kib:-unknown})"
-    fi
-    expect="  expect: $((threads_n + 1)) threads, and VmSize near $threads_n x"
-    say "" "$expect the default stack size" \
-        "  $estimate, although a client touches only" \
-        "  a few KiB of it. With -s 64 it shrinks to well under 1 GiB while RSS barely moves:" \
-        "  address space, not memory. What stays is a kernel task per client, scheduled on its own."
-}
-
-expect_macos() {
-    say "" "  expect: $((threads_n + 1)) threads, and a footprint of tens of KiB per client, with" \
-        "  either stack size: a thread's 512 KiB stack is address space, and the footprint" \
-        "  counts only the pages a thread touched. What stays is a kernel thread per client," \
-        "  scheduled on its own, and the cap on threads per process below."
 }
 
 # default_stack_kib: the stack a thread gets without -s. glibc takes the soft

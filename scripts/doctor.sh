@@ -40,12 +40,8 @@ have() { command -v "$1" >/dev/null 2>&1; }
 if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo "; fi
 
 # The one command that installs packages here: install DEBIAN FEDORA BREW FREEBSD.
-distro=""
-distro_version=""
-if [ -r /etc/os-release ]; then
-    distro=$(sed -n 's/^ID=//p' /etc/os-release | tr -d '"')
-    distro_version=$(sed -n 's/^VERSION_ID=//p' /etc/os-release | tr -d '"')
-fi
+distro=$(sed -n 's/^ID=//p' /etc/os-release 2>/dev/null | tr -d '"')
+distro_version=$(sed -n 's/^VERSION_ID=//p' /etc/os-release 2>/dev/null | tr -d '"')
 # clang's sanitizer runtimes, for apt: libclang-rt-dev on Debian 12 and
 # Ubuntu 24.04 (only a Recommends of clang there); Ubuntu 22.04 has no such
 # package, and its clang-14 brings them (libclang-common-14-dev).
@@ -121,10 +117,7 @@ done
 asan_fix() {
     case $os in
     Darwin) echo "xcode-select --install   (Apple clang ships the sanitizers)" ;;
-    *)
-        if have apt-get; then install "$apt_clang" x x x
-        elif have dnf; then install x "clang compiler-rt libasan libubsan libtsan" x x
-        else install "$apt_clang" x x "llvm"; fi ;;
+    *) install "$apt_clang" "clang compiler-rt libasan libubsan libtsan" x llvm ;;
     esac
 }
 # make's compiler (./server), and clang if present (the CMake builds use it).
@@ -215,8 +208,7 @@ raise_fd_sysctls() {
 soft=$(limit -n); hard=$(limit -Hn)
 cap=$hard
 if [ "$os" = Darwin ] || [ "$os" = FreeBSD ]; then
-    per=$(kern kern.maxfilesperproc)
-    if is_number "$per" && { ! is_number "$cap" || [ "$per" -lt "$cap" ]; }; then cap=$per; fi
+    cap=$(lower "$hard" "$(kern kern.maxfilesperproc)")
 fi
 if [ -z "$cap" ]; then
     warn "cannot read the open-file limit here"

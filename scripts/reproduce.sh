@@ -83,11 +83,7 @@ bad_usage() {
     exit 2
 }
 
-QUICK=0
-SMOKE=0
-FULL=0
-REFERENCE=0
-KEEP_DAMON=0
+QUICK=0 SMOKE=0 FULL=0 REFERENCE=0 KEEP_DAMON=0
 KIND="" # full, quick or smoke; empty: the default run
 for arg in "$@"; do
     case "$arg" in
@@ -146,13 +142,9 @@ export LADDER_FORCE_PORTABLE=$PORTABLE
 
 RUNGS=$(ladder_rungs "$ROOT")
 BEYOND_RUNGS=$(ladder_rungs "$ROOT/beyond")
-RUN_KINDS=""
-[ "$QUICK" -eq 1 ] && RUN_KINDS="$RUN_KINDS quick"
-[ "$FULL" -eq 1 ] && RUN_KINDS="$RUN_KINDS full"
-[ "$SMOKE" -eq 1 ] && RUN_KINDS="$RUN_KINDS smoke"
+RUN_KINDS=$KIND
 [ -n "$SKIP_RUNGS" ] && RUN_KINDS="$RUN_KINDS offlinux"
-CLAIMS=$ROOT/scripts/lib/claims.txt
-export CLAIMS
+export CLAIMS=$ROOT/scripts/lib/claims.txt
 # shellcheck disable=SC2086 # a list of kinds
 SETTINGS=$(claims_settings "$CLAIMS" $RUN_KINDS) || exit 1
 eval "$SETTINGS"
@@ -216,6 +208,9 @@ trap bench_cleanup EXIT
 trap 'log "interrupted; stopping what we started"; bench_cleanup; exit 130' INT TERM HUP
 
 skipped() { case " $SKIP_RUNGS " in *" $1 "*) return 0 ;; esac; return 1; }
+# skipped_run RUNG FILE TAGS: 0, having written the line of a run this
+# platform cannot make (skip_run), when RUNG is one it leaves out.
+skipped_run() { skipped "$1" && skip_run "$2" "$3" "$SKIP_WHY"; }
 
 # first_line FILE: its first line, without the quotes and backslashes that
 # would break the JSON and settings it goes into.
@@ -253,6 +248,9 @@ install_hint() {
 
 # skipped_tool WHAT: one more entry of SKIPPED_TOOLS, for the report.
 skipped_tool() { SKIPPED_TOOLS="$SKIPPED_TOOLS${SKIPPED_TOOLS:+; }$1"; }
+
+# built NAME STATUS TEXT: NAME's line in the log: TEXT, or why it is not measured.
+built() { if [ -z "$2" ]; then log "$1: $3"; else log "$1: not measured: $2"; fi; }
 
 # Optional tools: installed with apt-get as root on Debian (not on the
 # portable path, which stands for a machine without apt); otherwise noted.
@@ -374,7 +372,7 @@ check_beyond() {
         if [ "$rung" = 08-io_uring ]; then
             if server_start "$TMP" "$BIN/$rung" ""; then
                 server_end 5
-            elif [ "$SERVER_END" = early ] && [ "$SERVER_RC" = 3 ]; then
+            elif io_uring_refused "$rung"; then
                 BEYOND_STATUS="$BEYOND_STATUS${BEYOND_STATUS:+; }08-io_uring: io_uring"
                 BEYOND_STATUS="$BEYOND_STATUS unavailable ($(first_line "$TMP/server.err"))"
                 continue
@@ -406,11 +404,7 @@ build_busy_poll() {
             cp "$dir/01-blocking/server-release" "$TMP/bin/busy-poll"
         fi
     fi
-    if [ -z "$BUSY_STATUS" ]; then
-        log "busy-poll: built from $patch"
-    else
-        log "busy-poll: not measured: $BUSY_STATUS"
-    fi
+    built busy-poll "$BUSY_STATUS" "built from $patch"
 }
 
 # The yardstick: the same echo server on libuv, when libuv can be had.
@@ -436,11 +430,7 @@ build_yardstick() {
         [ "$SCAN_YARDSTICK" = yes ] && SCAN_CONTRAST="$SCAN_CONTRAST uv-echo"
         C10K_EXTRA=uv-echo
     fi
-    if [ -z "$YARD_STATUS" ]; then
-        log "yardstick: uv-echo built (libuv $M_LIBUV)"
-    else
-        log "yardstick: not measured: $YARD_STATUS"
-    fi
+    built yardstick "$YARD_STATUS" "uv-echo built (libuv $M_LIBUV)"
 }
 
 # ---- measurements ----------------------------------------------------------
@@ -451,10 +441,7 @@ build_yardstick() {
 measure_stall() {
     local rung run
     for rung in $RUNGS; do
-        if skipped "$rung"; then
-            skip_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        skipped_run "$rung" "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":1" && continue
         log "stall: $rung, $STALL_RUNS x a ${STALL_HOLD}s hold"
         for run in $(seq 1 "$STALL_RUNS"); do
             one_run "$RAW/stall.jsonl" "\"rung\":\"$rung\",\"run\":$run" 20 "$rung" "" \
@@ -469,10 +456,7 @@ measure_idle_cpu() {
     local rung n run rungs=$RUNGS
     [ -z "$BUSY_STATUS" ] && rungs="$rungs busy-poll"
     for rung in $rungs; do
-        if skipped "$rung"; then
-            skip_run "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        skipped_run "$rung" "$RAW/idle_cpu.jsonl" "\"rung\":\"$rung\",\"run\":1" && continue
         # 01-blocking (and its busy-poll variant) serves one client at a
         # time: a second client would wait for an echo that never comes.
         n=$IDLE_CLIENTS
@@ -557,10 +541,8 @@ scan_rung() {
 measure_c10k() {
     local rung run runs n tags
     for rung in $C10K_RUNGS ${C10K_EXTRA:-} ${SKIP_RUNGS}; do
-        if skipped "$rung"; then
-            skip_run "$RAW/c10k.jsonl" "\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1" "$SKIP_WHY"
-            continue
-        fi
+        tags="\"rung\":\"$rung\",\"n\":$C10K_N,\"run\":1"
+        skipped_run "$rung" "$RAW/c10k.jsonl" "$tags" && continue
         runs=1
         [ "$rung" = 07-epoll ] && runs=2
         sized "$rung" "$C10K_N"
@@ -664,22 +646,24 @@ knee_round() {
     order=$(shuffled "knees$rep" $(printf '%s\n' "$brackets" | awk '{ print $1 }'))
     log "knees: round $rep/$of, in the order $order"
     for rung in $order; do
-        read -r cn lo hi <<EOF_KNEE
-$(printf '%s\n' "$brackets" | awk -v r="$rung" '$1 == r { print $2, $3, $4 }')
-EOF_KNEE
+        read -r cn lo hi <<<"$(awk -v r="$rung" '$1 == r { print $2, $3, $4 }' <<<"$brackets")"
         rates=$(awk -v lo="$lo" -v hi="$hi" -v c="$KNEE_CUTS" 'BEGIN { for (j = 1; j <= c; j++)
             printf "%s%d", (j > 1 ? "," : ""), lo * (hi / lo) ^ (j / c) + 0.5 }')
         log "knee: $rung, $cn connections, $rates msgs/s (between $lo and $hi)"
-        quota="" file=knees tags="\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep"
-        case $rung in *@*)
-            quota=${rung#*@} rung=${rung%@*} file=headroom_knees
-            tags="\"rung\":\"$rung\",\"quota_pct\":$quota,\"n\":$cn,\"run\":$rep" ;;
-        esac
-        SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" \
-            "$tags" 120 "$rung" "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" \
-            --duration "$CURVE_DURATION" \
-            --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
+        quota="" file=knees
+        case $rung in *@*) quota=${rung#*@} rung=${rung%@*} file=headroom_knees ;; esac
+        tags="\"rung\":\"$rung\",${quota:+\"quota_pct\":$quota,}\"n\":$cn,\"run\":$rep"
+        SERVER_QUOTA_PCT=$quota sweep "$file" "$tags" "$rung" "$cn" "$rates"
     done
+}
+
+# sweep FILE TAGS RUNG N RATES: one open-loop run of RATES msgs/s at N connections into
+# RAW/FILE.jsonl (a curve's or a knee's), the server on its CPU (held to SERVER_QUOTA_PCT
+# of it, if set) and loadgen's threads on the others.
+sweep() {
+    LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$1.jsonl" "$2" 120 "$3" "$C10K_SERVER_CPU" \
+        c10k -n "$4" --rate "$5" --duration "$CURVE_DURATION" --threads "$CLIENT_THREADS" \
+        --retry-contended "$CURVE_RETRIES" --server-pid @PID
 }
 
 # curve RUNG N REP: one sweep of the rates at N connections (04-select:
@@ -691,26 +675,19 @@ curve() {
         [ "$cn" = "${CURVE_NS##* }" ] || return 0
         [ "$cn" -gt "$CURVE_N_SELECT" ] && cn=$CURVE_N_SELECT
     fi
-    if skipped "$rung"; then
-        skip_run "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" "$SKIP_WHY"
-        return 0
-    fi
+    skipped_run "$rung" "$RAW/curves.jsonl" "\"rung\":\"$rung\",\"n\":$cn,\"run\":$rep" && return 0
     sized "$rung" "$cn"
     cn=$SIZED_N
-    tags="\"rung\":\"$rung\",$SIZED_TAG,\"run\":$rep"
-    [ -n "$quota" ] && tags="\"rung\":\"$rung\",\"quota_pct\":$quota,$SIZED_TAG,\"run\":$rep"
+    tags="\"rung\":\"$rung\",${quota:+\"quota_pct\":$quota,}$SIZED_TAG,\"run\":$rep"
     rates=$CURVE_RATES
     # The light steps only where a verdict reads them (never under a quota).
     case " $CURVE_LIGHT_RUNGS " in *" $rung "*) [ -z "$quota" ] ;; *) false ;; esac ||
-        rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '$1 + 0 >= f' |
-            awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 } END { print "" }')
+        rates=$(echo "$CURVE_RATES" | tr ',' '\n' | awk -v f="$CURVE_HEAVY_FROM" '
+            $1 + 0 >= f { printf "%s%s", (n++ ? "," : ""), $1 } END { print "" }')
     [ -n "$rates" ] || rates=$CURVE_RATES
     log "curve: $rung, $cn connections, $rates msgs/s, ${CURVE_DURATION}s each" \
         "(run $rep/$CURVE_REPS${quota:+; the server held to $quota% of its CPU})"
-    SERVER_QUOTA_PCT=$quota LOADGEN_CPU=$CURVE_CLIENT_CPUS one_run "$RAW/$file.jsonl" "$tags" \
-        120 "$rung" \
-        "$C10K_SERVER_CPU" c10k -n "$cn" --rate "$rates" --duration "$CURVE_DURATION" \
-        --threads "$CLIENT_THREADS" --retry-contended "$CURVE_RETRIES" --server-pid @PID
+    SERVER_QUOTA_PCT=$quota sweep "$file" "$tags" "$rung" "$cn" "$rates"
 }
 
 # One loop per core, where there are cores for it: 07-epoll and 09-reuseport
@@ -849,12 +826,11 @@ describe_sysctl() {
     [ -n "$M_SOMAXCONN" ] && M_SOMAXCONN="kern.ipc.somaxconn $M_SOMAXCONN"
     M_PORTS=$(sysctl -n net.inet.ip.portrange.first net.inet.ip.portrange.last 2>/dev/null |
         tr '\n' ' ')
+    M_DISTRO=""
     if command -v sw_vers >/dev/null 2>&1; then
         M_DISTRO=$(sw_vers -productVersion 2>/dev/null | sed 's/^/macOS /')
     elif command -v freebsd-version >/dev/null 2>&1; then
         M_DISTRO="FreeBSD $(freebsd-version 2>/dev/null)"
-    else
-        M_DISTRO=""
     fi
     [ -n "$M_PORTS" ] && M_PORTS="$M_PORTS(from 127.0.0.1 only; TIME_WAIT ${PORT_TIME_WAIT_S}s)"
     M_SMT=$(sysctl -n kern.smp.threads_per_core 2>/dev/null | sed 's/$/ thread(s) per core/') ||
@@ -912,9 +888,8 @@ fi
 # What a reference measured: the commit and the tree of every path whose
 # change moves a figure (tests/docs/reference.sh holds the reference to
 # them). It is made from committed code only.
-REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond"
-REFERENCE_PATHS="$REFERENCE_PATHS clients platform scripts/lib scripts/reproduce.sh CMakeLists.txt"
-REFERENCE_PATHS="$REFERENCE_PATHS CMakePresets.json"
+REFERENCE_PATHS="$(ladder_rungs "$ROOT") common beyond clients platform"
+REFERENCE_PATHS="$REFERENCE_PATHS scripts/lib scripts/reproduce.sh CMakeLists.txt CMakePresets.json"
 if [ "$REFERENCE" = 1 ]; then
     # shellcheck disable=SC2086 # a list of paths
     if ! git -C "$ROOT" diff --quiet HEAD -- $REFERENCE_PATHS 2>/dev/null; then
@@ -943,17 +918,10 @@ forced=""
 log "measuring with $BIN ($PLATFORM$forced, loadgen ${LOADGEN##*/}, CPUs $ALLOWED_CPUS);" \
     "results in $RESULTS"
 
-measure_stall
-measure_idle_cpu
-measure_select_ceiling
-measure_memory
-measure_scan
-measure_c10k
-measure_curves
-measure_knees
-measure_cores
-measure_yardstick
-measure_syscalls
+# The knees bisect what the curves bracketed; strace's count comes after every timed run.
+for m in stall idle_cpu select_ceiling memory scan c10k curves knees cores yardstick syscalls; do
+    "measure_$m"
+done
 
 M_LISTEN_AFTER=$(listen_counters)
 log "writing tables, plots and report"

@@ -101,17 +101,6 @@ part() {
     [ $rc -eq 0 ] || failed+=("$name")
     return 0
 }
-summary() {
-    echo
-    echo "== times"
-    printf '  %s\n' "${parts[@]}"
-    printf '  %-34s %4d s\n' total $((SECONDS - started))
-    if [ ${#failed[@]} -gt 0 ]; then
-        echo "FAILED: ${failed[*]}"
-        exit 1
-    fi
-    echo "all passed"
-}
 
 # configure PRESET: only when the tree has none yet (a build reconfigures
 # itself when a CMakeLists.txt changed), or was configured for the other
@@ -201,9 +190,7 @@ ctest-args)
     # has nothing to run there. A selection that neither tree matches fails.
     in_dev=$(selected dev "$@")
     in_tsan=$(selected tsan "$@")
-    if [ "$in_dev" -eq 0 ] && [ "$in_tsan" -eq 0 ]; then
-        part "tests ($*)" no_match "$@"
-    fi
+    [ "$in_dev" -eq 0 ] && [ "$in_tsan" -eq 0 ] && part "tests ($*)" no_match "$@"
     if [ "$in_dev" -gt 0 ]; then
         part "dev build" build dev
         part "dev tests ($*)" run_tests dev "$@"
@@ -242,4 +229,12 @@ full)
     part "tsan tests" run_tests tsan
     ;;
 esac
-summary
+echo
+echo "== times"
+printf '  %s\n' "${parts[@]}"
+printf '  %-34s %4d s\n' total $((SECONDS - started))
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "all passed"

@@ -9,9 +9,9 @@ demo() {
     say "09-reuseport: 07's loop once per CPU, each with its own listener on the port." \
         "10 000 clients at once for 2 s; then each loop says how many it took (-v, at exit)."
     start_server free -v
-    ports_before 10000
+    port_budget 10000
     loadgen c10k -n 10000 --duration 2 $(server_pid_opt)
-    ports_after
+    ports_closed
     stop_server
     served=$(key served)
     need "$served" "served count"

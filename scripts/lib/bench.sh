@@ -93,9 +93,7 @@ measured_start() {
 
 # Keep a server's stderr if it said anything (04-select's refusals, warnings).
 keep_server_log() {
-    if [ -s "$TMP/server.err" ]; then
-        cat "$TMP/server.err" >>"$LOGS/$SERVER_TAG.$SERVER_NAME.stderr.log"
-    fi
+    [ -s "$TMP/server.err" ] && cat "$TMP/server.err" >>"$LOGS/$SERVER_TAG.$SERVER_NAME.stderr.log"
 }
 
 # measured_stop: SIGTERM, then wait (bounded: SERVER_STOP_TIMEOUT). The
@@ -238,28 +236,22 @@ skip_run() {
 # With COUNT_LINES=WORD set, the server's stderr lines naming WORD are
 # counted into "server_refusal_lines".
 one_run() {
-    local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/} a
+    local file=$1 tags=$2 deadline=$3 rung=$4 cpu=$5 extra hwm tag=${1##*/} a args=()
     shift 5
     port_budget "$(ports_for "$@")"
     measured_start "$rung" "${tag%.jsonl}" "$cpu" || { unstarted "$file" "$tags" $?; return 1; }
-    set -- "$@" -p "$SERVER_PORT"
-    # @PID becomes the server's pid (and its cgroup, where the run has one):
-    # rebuild the argument list in place.
-    local n=$#
-    while [ "$n" -gt 0 ]; do
-        a=$1
-        shift
-        n=$((n - 1))
+    # @PID becomes the server's pid (and its cgroup, where the run has one).
+    for a in "$@" -p "$SERVER_PORT"; do
         if [ "$a" = @PID ]; then
-            set -- "$@" "$SERVER_PID"
-            [ -n "$SERVER_CGROUP" ] && set -- "$@" --server-cgroup "$SERVER_CGROUP"
-            continue
+            args+=("$SERVER_PID")
+            [ -n "$SERVER_CGROUP" ] && args+=(--server-cgroup "$SERVER_CGROUP")
+        else
+            args+=("$a")
         fi
-        set -- "$@" "$a"
     done
     # c10k times its CPUs against the fastest they ran this run (SPEED_FILE).
-    [ "$1" = c10k ] && [ -n "${SPEED_FILE:-}" ] && set -- "$@" --speed-file "$SPEED_FILE"
-    run_loadgen "$tags" "$deadline" "$@"
+    [ "$1" = c10k ] && [ -n "${SPEED_FILE:-}" ] && args+=(--speed-file "$SPEED_FILE")
+    run_loadgen "$tags" "$deadline" "${args[@]}"
     ports_closed
     # VmHWM: the most resident memory the server's main process ever had
     # (Linux only; elsewhere loadgen's footprint figure stands in).
@@ -409,12 +401,10 @@ damon_resume() {
 host_busy() {
     HOST_BUSY="" HOST_STEAL=""
     [ "$USE_PROC" = 1 ] || return 0
-    local a b
-    a=$(awk '/^cpu[0-9]/ { n++; idle += $5 + $6; steal += $9 } END { print n, idle, steal }' \
-        /proc/stat)
+    local a b sums='/^cpu[0-9]/ { n++; idle += $5 + $6; steal += $9 } END { print n, idle, steal }'
+    a=$(awk "$sums" /proc/stat)
     sleep "$1"
-    b=$(awk '/^cpu[0-9]/ { n++; idle += $5 + $6; steal += $9 } END { print n, idle, steal }' \
-        /proc/stat)
+    b=$(awk "$sums" /proc/stat)
     a=$(echo "$a $b" | awk -v s="$1" -v hz="$(getconf CLK_TCK)" '{ cap = $1 * s * hz
         steal = 100 * ($6 - $3) / cap; busy = 100 * (1 - ($5 - $2) / cap) - steal
         printf "%.1f %.1f", busy < 0 ? 0 : busy, steal }')

@@ -14,7 +14,7 @@
 #   claims_settings, ladder_settings   the claims' table's settings for a
 #                         kind of run, and every name raw/settings.env holds
 #   ladder_platform       LADDER_OS, LADDER_FORCED, USE_PROC, PIN
-#   limit, kern, proc_figure, is_number
+#   limit, kern, proc_figure, is_number, lower
 #   accept_queue          the setting that clamps a listen backlog, and its value
 #   children_room, threads_room, room_for   how many clients 02-fork and
 #                         03-threads may hold here (the room the OS leaves);
@@ -23,6 +23,7 @@
 #   proc_start, proc_state, is_running, wait_finished
 #   server_start, server_end      a server on a kernel-chosen port, and
 #                         stopping it (SIGTERM, bounded, then SIGKILL)
+#   io_uring_refused      08-io_uring did not start: this kernel refuses io_uring
 #   now                   the clock in seconds
 #   ports_init, port_budget, ports_closed   the ephemeral ports in TIME_WAIT
 #   loadgen_path, loadgen_build   the load client, built by clients/loadgen.mk
@@ -113,6 +114,16 @@ is_number() {
     case ${1:-x} in *[!0-9]*) return 1 ;; *) return 0 ;; esac
 }
 
+# lower CAP OTHER: the lower of two caps, either of which may be none (empty,
+# "unlimited"): OTHER where it is a number below CAP or CAP is none, else CAP.
+lower() {
+    if is_number "$2" && { ! is_number "$1" || [ "$2" -lt "$1" ]; }; then
+        echo "$2"
+    else
+        echo "$1"
+    fi
+}
+
 # limit FLAG...: what `ulimit FLAG...` says. posh has no ulimit at all;
 # limits are inherited, so another shell on the machine reads the same ones.
 limit() {
@@ -156,11 +167,7 @@ accept_queue() {
 # proc_cap: the processes this user may have: RLIMIT_NPROC (ulimit -u), and
 # on macOS and FreeBSD kern.maxprocperuid when lower; empty when uncapped.
 proc_cap() {
-    _lcap=$(limit -u)
-    _lper=$(kern kern.maxprocperuid)
-    if is_number "$_lper" && { ! is_number "$_lcap" || [ "$_lper" -lt "$_lcap" ]; }; then
-        _lcap=$_lper
-    fi
+    _lcap=$(lower "$(limit -u)" "$(kern kern.maxprocperuid)")
     is_number "$_lcap" && echo "$_lcap"
 }
 
@@ -171,7 +178,6 @@ children_room() {
     _lcap=$(proc_cap)
     [ -n "$_lcap" ] || return 0
     _lmine=$(ps -U "$(id -u)" -o pid= 2>/dev/null | wc -l | tr -d ' ')
-    is_number "$_lmine" || _lmine=0
     echo $((_lcap - _lmine - 50))
 }
 
@@ -206,7 +212,6 @@ threads_room() {
     _lcap=$(limit -u)
     if is_number "$_lcap"; then
         _lmine=$(ps -L -U "$(id -u)" -o lwp= 2>/dev/null | wc -l | tr -d ' ') # linux-only
-        is_number "$_lmine" || _lmine=0
         room_min $((_lcap - _lmine - 64))
     fi
     [ -n "$_lroom" ] && echo "$_lroom"
@@ -371,6 +376,13 @@ server_start() {
         SERVER_ERR="${_lexe##*/} did not print 'listening on 127.0.0.1:PORT' within 5 s ($_lwhy)"
     fi
     return 1
+}
+
+# io_uring_refused RUNG: 0 when server_start has just failed because RUNG is
+# 08-io_uring and it exited 3 before announcing, its one line saying why: the
+# kernel refuses io_uring here (a sysctl, seccomp, an old kernel).
+io_uring_refused() {
+    [ "$1" = 08-io_uring ] && [ "${SERVER_END:-}" = early ] && [ "${SERVER_RC:-}" = 3 ]
 }
 
 # server_end SECONDS: stop the server: SIGTERM (as a user would: 02-fork

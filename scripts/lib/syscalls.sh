@@ -26,9 +26,10 @@ syscalls_stub() {
     log "syscalls: $1: not measured ($2)"
 }
 
-# syscalls_table FILE: strace -c's table as "TOTAL ERRORS NAME=CALLS ...",
-# the names most frequent first. Its rows: % time, seconds, usecs/call,
-# calls, errors (blank when none), name; the last row's name is "total".
+# syscalls_table FILE: strace -c's table as TMP/strace.total ("TOTAL ERRORS")
+# and TMP/strace.calls ("NAME=CALLS ...", the names most frequent first).
+# Its rows: % time, seconds, usecs/call, calls, errors (blank when none),
+# name; the last row's name is "total".
 syscalls_table() {
     awk '$1 ~ /^[0-9.]+$/ && NF >= 5 {
              if ($NF == "total") { total = $4; errors = (NF >= 6 ? $5 : 0); next }
@@ -37,7 +38,6 @@ syscalls_table() {
          END { print total + 0, errors + 0 > "/dev/stderr" }' "$1" 2>"$TMP/strace.total" |
         sort -rn | awk '{ list = list (NR > 1 ? " " : "") $2 "=" $1 } END { print list }' \
         >"$TMP/strace.calls"
-    printf '%s %s\n' "$(cat "$TMP/strace.total")" "$(cat "$TMP/strace.calls")"
 }
 
 # syscalls_attach PID: strace -c -f on PID, in the background (TRACER_PID);
@@ -70,15 +70,13 @@ syscalls_detach() {
 
 # syscalls_one RUNG: one traced run of RUNG, its line appended to syscalls.jsonl.
 syscalls_one() {
-    local rung=$1 tags="\"rung\":\"$1\"" table total errors calls msgs extra rc=0
+    local rung=$1 tags="\"rung\":\"$1\"" total errors calls msgs extra rc=0
     if [ ! -x "$BIN/$rung" ]; then syscalls_stub "$rung" "not built on this platform"; return 0; fi
     port_budget "$SYSCALL_N"
     measured_start "$rung" syscalls "$C10K_SERVER_CPU" || rc=$?
     if [ "$rc" != 0 ]; then
-        # 08-io_uring exits 3 where io_uring is refused (as check_beyond
-        # reads it); any other failed start is the server's, or the host's.
-        if [ "$rc" = 1 ] && [ "${SERVER_END:-}" = early ] && [ "${SERVER_RC:-}" = 3 ] &&
-            [ "$rung" = 08-io_uring ]; then
+        # Any failed start but io_uring's refusal is the server's, or the host's.
+        if [ "$rc" = 1 ] && io_uring_refused "$rung"; then
             syscalls_stub "$rung" "io_uring refused here (${SERVER_ERR#*(}"
         else
             unstarted "$RAW/syscalls.jsonl" "$tags" "$rc"
@@ -96,11 +94,9 @@ syscalls_one() {
         c10k -n "$SYSCALL_N" --rate "$SYSCALL_RATE" --duration "$SYSCALL_DURATION" -p "$SERVER_PORT"
     syscalls_detach
     measured_stop
-    table=$(syscalls_table "$TMP/strace.txt")
-    set -- $table
-    total=$1 errors=$2
-    shift 2
-    calls="$*"
+    syscalls_table "$TMP/strace.txt"
+    read -r total errors <"$TMP/strace.total"
+    calls=$(cat "$TMP/strace.calls")
     msgs=$(printf '%s\n' "$LG_OUT" | awk '{ b = $0; s = $0
         sub(/.*"bytes_verified":/, "", b); sub(/[,}].*/, "", b)
         sub(/.*"size":/, "", s); sub(/[,}].*/, "", s)

@@ -84,16 +84,11 @@ say() { printf '%s\n' ${1+"$@"}; }
 # walls HERE OTHER...: the limit this rung meets, as this system sets it and
 # as the others do.
 walls() {
-    say "" "  the wall is a number your kernel chose. Here ($(system_name)):" "    $1"
+    _w_system=$os
+    [ "$LADDER_FORCED" = 1 ] && _w_system="Linux, on the off-Linux path: LADDER_FORCE_PORTABLE=1"
+    say "" "  the wall is a number your kernel chose. Here ($_w_system):" "    $1"
     shift
     for line in ${1+"$@"}; do say "    $line"; done
-}
-system_name() {
-    if [ "$LADDER_FORCED" = 1 ]; then
-        echo "Linux, on the off-Linux path: LADDER_FORCE_PORTABLE=1"
-    else
-        echo "$os"
-    fi
 }
 
 # accept_queue_note: the listen backlog is clamped to the kernel's setting;
@@ -118,10 +113,6 @@ accept_queue_note() {
 # port_budget, in ladder.sh, says before it waits).
 aside() { _w_first=$1; shift; say "" "  ($_w_first" "  $*)"; }
 PORT_SAY=aside
-# ports_before N: about to open N connections.
-ports_before() { port_budget "$1"; }
-# ports_after: the run that booked them has closed them.
-ports_after() { ports_closed; }
 
 # as_root COMMAND...: the command as advice gives it here: after sudo, but
 # on FreeBSD "as root:", since its base system has no sudo.
@@ -180,13 +171,10 @@ pin_note() {
     elif [ -n "$pin_cpu" ]; then
         echo "  (server and client pinned to CPU $pin_cpu: taskset and loadgen --cpu)"
     else
-        if [ "$LADDER_FORCED" = 1 ]; then
+        why="no taskset (Linux) or cpuset (FreeBSD) here"
+        [ "$os" = Darwin ] && why="macOS has no call to pin a process to a CPU"
+        [ "$LADDER_FORCED" = 1 ] &&
             why="the off-Linux path pins nothing, as macOS, which has no call for it"
-        elif [ "$os" = Darwin ]; then
-            why="macOS has no call to pin a process to a CPU"
-        else
-            why="no taskset (Linux) or cpuset (FreeBSD) here"
-        fi
         say "  (not pinned: $why." \
             "  Server and client may wake each other across CPUs, so single round trips are" \
             "  noisier; the growth with the idle count is the figure)"
@@ -214,14 +202,8 @@ start_server() {
 lg_cpu=""
 loadgen_bg() {
     mode=$1; shift
-    if [ -n "$lg_cpu" ]; then
-        echo "  \$ cpuset -l $lg_cpu loadgen $mode -p $port ${*:-}"
-        (pinned "$lg_cpu" "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"}) \
-            >"$tmp/json" 2>"$tmp/lgerr" &
-    else
-        echo "  \$ loadgen $mode -p $port ${*:-}"
-        "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"} >"$tmp/json" 2>"$tmp/lgerr" &
-    fi
+    echo "  \$ ${lg_cpu:+cpuset -l $lg_cpu }loadgen $mode -p $port ${*:-}"
+    (pinned "$lg_cpu" "$LOADGEN" "$mode" -p "$port" --json ${1+"$@"}) >"$tmp/json" 2>"$tmp/lgerr" &
     bg_pid=$!
 }
 loadgen_wait() {
@@ -304,12 +286,11 @@ scan_line() {
     [ -n "$first" ] || { first=$p50; first_cpu=$cpu; }
     times=$(shown "$(ratio "$p50" "$first")")
     line=$(printf '  %6s idle: round trip %8s µs (%sx)' "$1" "$p50" "$times")
+    cpu_times=$(ratio "$cpu" "$first_cpu")
     if [ -z "$cpu" ]; then
         line="$line, server CPU not measured here"
-    elif [ -n "$(ratio "$cpu" "$first_cpu")" ]; then
-        line="$line, server CPU $cpu ms per 1000 round trips ($(ratio "$cpu" "$first_cpu")x)"
     else
-        line="$line, server CPU $cpu ms per 1000 round trips"
+        line="$line, server CPU $cpu ms per 1000 round trips${cpu_times:+ (${cpu_times}x)}"
     fi
     say "$line"
 }
@@ -318,9 +299,9 @@ scan_line() {
 idle_scan() {
     need_fds 10100
     start_server pinned
-    ports_before 10001
+    port_budget 10001
     scan 0,100,1000,10000
-    ports_after
+    ports_closed
 }
 
 # ---- 06 and 07: O(ready), then C10K -----------------------------------------------
@@ -338,10 +319,10 @@ flat_demo() {
     c10k="C10K: 10 000 clients at once, all ping-ponging 64-byte messages for 5 s,"
     say "" "$c10k every byte checked" \
         "  (server and client not pinned: they share the machine's CPUs)."
-    ports_before 10000
+    port_budget 10000
     start_server free
     loadgen c10k -n 10000 $(server_pid_opt)
-    ports_after
+    ports_closed
     c10k_lines
     say "  expect: all 10 000 served, nothing lost or corrupt, a few MB resident: an idle" \
         "  connection costs the server a small struct, not a process or a stack. The echo rate" \
