@@ -152,8 +152,8 @@ if have cmake; then
     if [ -n "$v" ] && [ $((major * 1000 + minor)) -ge 3021 ]; then
         ok "cmake $major.$minor (presets need 3.21)"
     else
-        bad "cmake $major.$minor is older than 3.21 (CMakePresets.json version 3; the tests and" \
-            "labs)" \
+        why="CMakePresets.json version 3; the tests and labs"
+        bad "cmake $major.$minor is older than 3.21 ($why)" \
             "$(install cmake cmake cmake cmake), or a newer one from https://cmake.org/download/"
     fi
 else

@@ -1,6 +1,6 @@
 #!/bin/sh
 # doctor_check.sh CASE: scripts/doctor.sh on this machine, as it is (ready)
-# and made to lack something (no-compiler, no-clang, low-fds). Each case
+# and made to lack something (no-compiler, no-clang, old-cmake, low-fds). Each case
 # checks the exit status and the line that names the problem.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -49,8 +49,18 @@ no-clang)
     unset IFS
     command -v cc >/dev/null 2>&1 || { echo "skipped: no cc here besides clang"; exit 77; }
     run 1 '^MISSING  clang' PATH="$tmp/bin" CC=cc ;;
+old-cmake)
+    # A cmake too old for the presets: its line names the problem, and its
+    # fix line says how to install a newer one.
+    mkdir "$tmp/bin"
+    printf '#!/bin/sh\necho "cmake version 3.16.3"\n' >"$tmp/bin/cmake"
+    chmod +x "$tmp/bin/cmake"
+    run 1 '^MISSING  cmake 3.16 is older than 3.21 (.*labs)$' PATH="$tmp/bin:$PATH"
+    grep -A1 '^MISSING  cmake 3.16' "$tmp/out" | grep -q '^ *fix: .*cmake.org/download' ||
+        { echo "FAIL: the old cmake's fix line does not say how to get a newer one"; exit 1; }
+    echo "ok: the fix line names a newer cmake" ;;
 low-fds)
     # More descriptors than any machine allows: the open-file check must fail.
     run 1 '^MISSING  open files: hard limit' DOCTOR_MIN_FDS=1000000000 ;;
-*) echo "usage: doctor_check.sh ready|no-compiler|no-clang|low-fds" >&2; exit 2 ;;
+*) echo "usage: doctor_check.sh ready|no-compiler|no-clang|old-cmake|low-fds" >&2; exit 2 ;;
 esac

@@ -24,8 +24,8 @@ if(NOT LADDER_SANITIZE STREQUAL "thread")
                        SKIP_RETURN_CODE 77)
 
   # scripts/doctor.sh on this machine, then made to lack a compiler, clang
-  # or enough descriptors: it must say so and exit 1.
-  foreach(case ready no-compiler no-clang low-fds)
+  # a new enough cmake or enough descriptors: it must say so and exit 1.
+  foreach(case ready no-compiler no-clang old-cmake low-fds)
     add_test(NAME class:doctor-${case}
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/class/doctor_check.sh ${case})
     set_tests_properties(class:doctor-${case} PROPERTIES TIMEOUT 60 LABELS "class;doctor"
