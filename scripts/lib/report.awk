@@ -127,7 +127,7 @@ BEGIN {
     T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us " \
         "rate_achieved"
     # System calls per message under strace (scripts/lib/syscalls.sh): one
-    # row per server, its own table (write_syscalls).
+    # row per server, its own table (syscalls()).
     T["syscalls"] = "rung|requested rate_offered messages syscalls calls"
 }
 
@@ -1116,60 +1116,46 @@ function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
     return text
 }
 
-# syscalls.csv: one row per traced server, per-message figures, and every
-# call's count as strace gave it (all_calls: the reference run keeps the CSVs).
-function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
+# syscalls.csv, one row per traced server: per-message figures, and every
+# call's count as strace gave it (all_calls: the reference run keeps the
+# CSVs); and the finding: each server's system calls per message and its
+# top calls, then 08-io_uring against 07-epoll, whichever way it went.
+function syscalls(    file, i, g, state, text, per, msgs, calls, n, rate, e, u) {
+    if (!("syscalls" in seen)) {
+        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
+        return
+    }
     file = out "/syscalls.csv"
     print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status," \
         "all_calls" > file
     for (i = 1; i <= rows["syscalls"]; i++) {
         g = order["syscalls", i]
         state = syscall_state(g)
-        msgs = calls = per = ""
-        if (state == "") {
-            msgs = med("syscalls", g, "messages")
-            calls = med("syscalls", g, "syscalls")
-            per = fixed(calls / msgs, 2)
+        if (state != "") {
+            printf("%s,%s,%s,,,,,%s,\n", g, med("syscalls", g, "requested"),
+                med("syscalls", g, "rate_offered"), cell(state)) > file
+            text = text "; " g ": " state
+            continue
         }
-        top = (state == "") ? per_message_calls(g, 4) : ""
-        gsub(/,/, ";", state)
-        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, med("syscalls", g, "requested"),
-            med("syscalls", g, "rate_offered"), msgs, calls, per, top, state,
-            state == "" ? med("syscalls", g, "calls") : "") > file
+        msgs = med("syscalls", g, "messages"); calls = med("syscalls", g, "syscalls")
+        per[g] = calls / msgs
+        n = med("syscalls", g, "requested"); rate = med("syscalls", g, "rate_offered")
+        printf("%s,%s,%s,%s,%s,%s,%s,,%s\n", g, n, rate, msgs, calls, fixed(per[g], 2),
+            per_message_calls(g, 4), med("syscalls", g, "calls")) > file
+        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
+            g, fixed(per[g], 2), calls, msgs, per_message_calls(g, 3))
     }
     close(file)
-}
-
-# The finding: each server's system calls per message and its top calls,
-# then 08-io_uring against 07-epoll, whichever way it went.
-function finding_syscalls(    i, g, state, text, per, n, rate) {
-    if (!("syscalls" in seen)) {
-        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
-        return
-    }
-    for (i = 1; i <= rows["syscalls"]; i++) {
-        g = order["syscalls", i]
-        state = syscall_state(g)
-        if (state != "") { text = text "; " g ": " state; continue }
-        per[g] = med("syscalls", g, "syscalls") / med("syscalls", g, "messages")
-        n = med("syscalls", g, "requested"); rate = med("syscalls", g, "rate_offered")
-        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
-            g, fixed(per[g], 2), med("syscalls", g, "syscalls"),
-            med("syscalls", g, "messages"), per_message_calls(g, 3))
-    }
     text = substr(text, 3)
     if (n != "") text = sprintf("strace -c -f on the server, %s connections opened and closed, " \
         "%s msgs/s offered (open loop), counts per message echoed: %s", n, rate, text)
-    if (("07-epoll" in per) && ("08-io_uring" in per))
-        text = text ". " uring_against_epoll(per["07-epoll"], per["08-io_uring"])
+    if (("07-epoll" in per) && ("08-io_uring" in per)) {
+        e = per["07-epoll"]; u = per["08-io_uring"]
+        text = text ". 08-io_uring made " (u < e ? fixed(e / u, 2) " x fewer" : "no fewer") \
+            " system calls per message than 07-epoll" \
+            (u < e ? "" : " (" fixed(u, 2) " against " fixed(e, 2) ")")
+    }
     finding("syscalls", text)
-}
-
-function uring_against_epoll(e, u) {
-    if (u < e) return sprintf("08-io_uring made %s x fewer system calls per message than 07-epoll",
-        fixed(e / u, 2))
-    return sprintf("08-io_uring made no fewer system calls per message than 07-epoll " \
-        "(%s against %s)", fixed(u, 2), fixed(e, 2))
 }
 
 # common_step(list, n): the highest offered rate at which every rung of
@@ -1424,8 +1410,7 @@ END {
     verdict_c10k_wall()
     verdict_yardstick()
     printf "" > (out "/findings.tsv")
-    if ("syscalls" in seen) write_syscalls()
-    finding_syscalls()
+    syscalls()
     finding_beyond()
     finding_reuseport()
     finding_cores()
