@@ -63,9 +63,8 @@ BEGIN {
     out = ENVIRON["REPORT_OUT"]
     rungs = ENVIRON["RUNGS"]; hold = ENVIRON["STALL_HOLD"]; idle_s = ENVIRON["IDLE_SECONDS"]
     mem_rungs = ENVIRON["MEM_RUNGS"]; mem_n = ENVIRON["MEM_NS"]; sub(/.* /, "", mem_n)
-    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_claim = ENVIRON["C10K_CLAIM"]; c10k_n = \
-        ENVIRON["C10K_N"]
-    if (c10k_claim == "") c10k_claim = c10k_rungs
+    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_n = ENVIRON["C10K_N"]
+    c10k_claim = ENVIRON["C10K_CLAIM"]; if (c10k_claim == "") c10k_claim = c10k_rungs
     scan_last = ENVIRON["SCAN_IDLE"]; sub(/.*,/, "", scan_last)
     scan_last_select = ENVIRON["SCAN_IDLE_SELECT"]; sub(/.*,/, "", scan_last_select)
     curve_ns = ENVIRON["CURVE_NS"]; curve_status = ENVIRON["CURVE_STATUS"]
@@ -92,25 +91,22 @@ BEGIN {
     T["idle_cpu"] = "rung|served idle_s server_cpu_ms server_cpu_pct server_wakeups_per_s " \
         "server_procs server_threads server_rss_kb"
     T["memory"] = "rung n|served server_rss_kb server_pss_kb server_footprint_kb server_procs " \
-        "server_threads setup_us_per_conn" \
-        " kernel_stack_kb kernel_page_tables_kb kernel_slab_kb"
+        "server_threads setup_us_per_conn kernel_stack_kb kernel_page_tables_kb kernel_slab_kb"
     T["select"] = "rung|requested served refused failed lost corrupt still_open " \
         "server_refusal_lines"
     T["scan"] = "rung idle|rtt_p50_us rtt_p50_us:min rtt_p50_us:max rtt_p99_us " \
         "server_cpu_ms_per_1k round_trips"
     T["c10k"] = "rung n run|requested served " FAULTS " client_errors msgs msgs_per_s window_s" \
-        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end " \
-            "rtt_p50_us rtt_p99_us" \
-        " connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg " \
-            "server_rss_kb server_hwm_kb server_pss_kb server_threads"
+        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end rtt_p50_us" \
+        " rtt_p99_us connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg" \
+        " server_rss_kb server_hwm_kb server_pss_kb server_threads"
     # The load curves: one row per rung, N and offered rate (medians over the sweeps).
     T["curves"] = "rung n rate_offered|rate_achieved msgs window_s server_cpu_pct " \
-        "server_cpu_us_per_msg" \
-        " server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us rtt_p999_us late_sends" \
-        " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
-        " echoes_per_conn_min:min" \
-        " service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct server_run_delay_ms" \
-        " client_run_delay_ms slowdown_pct contended:ntrue contended_retries saturated"
+        "server_cpu_us_per_msg server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us" \
+        " rtt_p999_us late_sends schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
+        " echoes_per_conn_min:min service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct" \
+        " server_run_delay_ms client_run_delay_ms slowdown_pct contended:ntrue contended_retries" \
+        " saturated"
     curve_cols = substr(T["curves"], index(T["curves"], "|") + 1)
     # The bisection rounds (measure_knees): the same rows, one per repeat.
     T["knees"] = "rung n run rate_offered|" curve_cols
@@ -171,7 +167,6 @@ function add(kind,    spec, tags, i, n, g, key) {
     split(T[kind], spec, "|")
     n = split(spec[1], tags, " ")
     if (kind ~ /^headroom/) J["sweep"] = J["rung"] "@" J["quota_pct"]
-    g = ""
     for (i = 1; i <= n; i++) g = g (i > 1 ? "," : "") J[tags[i]]
     if (!((kind, g) in runs)) order[kind, ++rows[kind]] = g
     runs[kind, g]++
@@ -189,7 +184,6 @@ function add(kind,    spec, tags, i, n, g, key) {
 function faults(kind, g,    list, c, nc, i, v, what, e) {
     list = (kind == "select") ? SELECT_FAULTS : FAULTS
     nc = split(list, c, " ")
-    what = ""
     for (i = 1; i <= nc; i++) {
         v = J[c[i]] + 0
         if (v > 0) what = what " " v " " c[i]
@@ -379,9 +373,7 @@ function kernel_slope(rung,    i, g, p, x, y, k, st, pt, n, sx, sy, sxx, sxy) {
 # fewer where it was sized to the room this OS leaves (its line says
 # "asked":n beside its own "n", and reproduce.sh's log says so), else n.
 # Each row carries its own n, and is read as it ran.
-function ran_n(kind, rung, n) {
-    return ((kind, rung, n) in asked) ? asked[kind, rung, n] : n
-}
+function ran_n(kind, rung, n) { return ((kind, rung, n) in asked) ? asked[kind, rung, n] : n }
 
 function per_conn(rung, n, key,    a, b) {
     a = get("memory", rung ",1", key); b = get("memory", rung "," n, key)
@@ -526,8 +518,7 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
         return sprintf(", %s run %d: %s", rung, k,
             (("c10k", g) in nfault) ? "faults: " sfirst["c10k", g] : "failed: " err["c10k", g])
     misbehaved("c10k", g, rung " run " k)
-    served = get("c10k", g, "served")
-    msgs = get("c10k", g, "msgs")
+    served = get("c10k", g, "served"); msgs = get("c10k", g, "msgs")
     e0 = get("c10k", g, "echoes_per_conn_min")
     e5 = med("c10k", g, "echoes_per_conn_p50"); e9 = med("c10k", g, "echoes_per_conn_max")
     if (contrast) { WHY = w; HARD = h }
@@ -535,14 +526,12 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     # No progress is the server misbehaving too: a server that answers
     # nothing in the window (and all in the drain), or starves some
     # connections, has not served them.
-    prog = ""
     if (msgs != "" && msgs + 0 <= 0) prog = "no message echoed inside the window"
     else if (e0 != "" && e0 + 0 < 1) prog = \
         "a connection got no echo inside the window (echoes per connection min " e0 ")"
     if (prog != "" && !contrast) MIS = join(MIS, "; ", rung " run " k ": no progress: " prog)
     if (bad && !contrast) BAD = 1
-    cpu = med("c10k", g, "server_cpu_us_per_msg")
-    sat = med("c10k", g, "saturated")
+    cpu = med("c10k", g, "server_cpu_us_per_msg"); sat = med("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
         k > 1 ? " run " k : "", known_text(served), n == c10k_n ? n : n " (the room here)",
         known_text(msgs), known_text(e0), known_text(e5), known_text(e9),
@@ -663,8 +652,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
     if (CAP != "" && CAP_FAIL == "") {
         CAP_AT_LEAST = 1
         CAP_STOP = client != "" ? "client" : CAP_CONTENDED ? "contended" : "top"
-        CAP_WHY = CAP_STOP == "client" ? "client-bound above it" : \
-            (CAP_STOP == "contended" ? "contended above it" : "the top of the sweep")
+        CAP_WHY = CAP_STOP == "top" ? "the top of the sweep" : stopped_by() " above it"
         ss = med(CK, CAP_G, "server_cpu_pct")
         # The utilization law (rate = utilization x service rate): the rate
         # at which its one core would be full, were the cost per message to
@@ -678,12 +666,11 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         CAP_WHY = "the lightest step failed (" fkind " at " CAP_FAIL " msgs/s)"
     else if (CAP == "") {
         CAP_STOP = client != "" ? "client" : "contended"
-        CAP_WHY = "every step was " (CAP_STOP == "client" ? "client-bound" : "contended")
+        CAP_WHY = "every step was " stopped_by()
     }
-    CAP_LO = CAP_HI = CAP
+    CAP_LO = CAP_HI = CAP_BASE = CAP
     split("", CAP_EACH)
     if (CAP != "") { CAP_REPS = 1; CAP_EACH[1] = CAP }
-    CAP_BASE = CAP
     if (CAP != "" && CAP_FAIL != "" && (KNEES_OF[CK] in seen)) knee(rung, n)
 }
 
@@ -695,9 +682,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
 # the next. Such a figure is told as a band, not as a point.
 # The headroom sweeps pool their rounds across quotas for the same reason
 # (headroom()), so only the curves' knees are told so.
-function unsteady() {
-    return CK == "curves" && CAP_SPREAD >= 2
-}
+function unsteady() { return CK == "curves" && CAP_SPREAD >= 2 }
 
 # knee(rung, n): the bisection rounds of the bracket [CAP, CAP_FAIL].
 function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
@@ -892,8 +877,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
 
 # What stopped the sweep capacity() just read short of its knee.
 function stopped_by(otherwise) {
-    return CAP_STOP == "client" ? "client-bound" : CAP_STOP == "contended" ? "contended" : \
-        otherwise
+    return CAP_STOP == "client" ? "client-bound" : CAP_STOP == "contended" ? "contended" : otherwise
 }
 
 # A lower rung's capacity c above the top loop's topc: out of order
@@ -1044,7 +1028,7 @@ function median_of(a, n,    i, j, t) {
 # median ratio and its 95% bootstrap interval (BOOT resamples drawn by
 # draw(): the report is the same each time it is made from the same raw
 # results, under any awk).
-function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
+function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, text, cu, ce) {
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
     if (WHY != "") { verdict("yardstick", 0, ""); return }
@@ -1059,8 +1043,6 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
         verdict("yardstick", 0, "")
         return
     }
-    for (i = 1; i <= n; i++) copy[i] = ratios[i]
-    mid = median_of(copy, n)
     DRAW = 12345
     for (b = 1; b <= BOOT; b++) {
         for (i = 1; i <= n; i++) s[i] = ratios[draw(n)]
@@ -1068,6 +1050,7 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     }
     median_of(m, BOOT)
     lo = m[int(BOOT * 0.025)]; hi = m[int(BOOT * 0.975) + 1]
+    mid = median_of(ratios, n)            # (sorts the ratios: after the draws, which read them)
     ce = capacity_text(yard_rung, curve_n); cu = capacity_text("uv-echo", curve_n)
     text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
         "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
