@@ -413,9 +413,8 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
         ">= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most " \
             "%s ms, %s (need < %s x %s ms)",
         median_range("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"],
-            STALL_BLOCKED, hold_ms,
-        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, known(worst, 2),
-            wrung, STALL_FREE, hold_ms))
+        STALL_BLOCKED, hold_ms, median_range("stall", "01-blocking", "after_close_ms", 2),
+        STALL_AFTER_MS, known(worst, 2), wrung, STALL_FREE, hold_ms))
 }
 
 function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
@@ -948,8 +947,8 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
 # p90 floor (poll's is above the objective), and capacity. 06-kqueue is
 # its own confirmation only where kqueue is native; on Linux it is the
 # shim over epoll, shown and not counted.
-function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns, S, j, g5, g7, \
-    a, b, f5, f7, ratio, nr, r) {
+function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, ns, S, j, a, b, f5, f7, \
+    ratio, nr, r) {
     if (curve_status != "") { skip(curve_status); verdict("c10k wall", 0, ""); return }
     if (curve_faults("05-poll", curve_n)) bad = 1
     text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll",
@@ -975,14 +974,12 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         # percent of a core can double the loop's figure on a shared host
         # (measured: 07-epoll 51.3 us at 2000 msgs/s between 57.5 at 500 and
         # 28.8 at 1000, its usual 27 to 35 there).
-        steps = light_steps(rung, curve_n, C10K_LIGHT_STEPS)
-        ns = split(steps, S, " ")
+        ns = split(light_steps(rung, curve_n, C10K_LIGHT_STEPS), S, " ")
         text = text sprintf("; CPU per message, 05-poll against %s:", rung)
         split("", ratio); nr = 0
         for (j = 1; j <= ns; j++) {
-            g5 = "05-poll," curve_n "," S[j]; g7 = rung "," curve_n "," S[j]
-            a = med("curves", g5, "server_cpu_us_per_msg")
-            b = med("curves", g7, "server_cpu_us_per_msg")
+            a = med("curves", "05-poll," curve_n "," S[j], "server_cpu_us_per_msg")
+            b = med("curves", rung "," curve_n "," S[j], "server_cpu_us_per_msg")
             text = text sprintf(" %s us against %s at %s msgs/s%s", known(a, 1), known(b, 1),
                 S[j] + 0, j < ns ? "," : "")
             if (a == "" || b == "" || b + 0 <= 0) bad = 1
@@ -1259,9 +1256,10 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
 # lower bound; below by more, no
 # figure. headroom(rung): its text, one headroom_capacity.csv row per
 # quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
-# none), HR_AT_LEAST (1: HR_EST is a lower bound).
+# none, and no range for a lower bound), HR_AT_LEAST (1: HR_EST is a lower
+# bound).
 function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g, pool, np, k, K,
-    E, EL, EH, EQ) {
+    E, EQ) {
     HR_EST = HR_LO = HR_HI = ""; HR_AT_LEAST = 0
     nq = split(ENVIRON["HEADROOM_QUOTAS"], Q, " ")   # the highest first
     CK = "headroom"
@@ -1283,7 +1281,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
             s = per_core(CAP, q); lo = per_core(CAP_LO, q); hi = per_core(CAP_HI, q)
             text = text sprintf(", %s per full core", s)
             if (++got <= 2) {
-                E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q
+                E[got] = s; EQ[got] = q
                 for (j = 1; j <= CAP_REPS; j++) pool[++np] = per_core(CAP_EACH[j], q)
             }
         } else if (fault != "") text = text " (the server misbehaved: " fault ")"
@@ -1300,7 +1298,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
         return text sprintf("; scaled, the knee at %d%% is x%s below the one at %d%%, more than " \
             "one bisection step: the cost per message rose with the rate, so no figure is given " \
             "at a full core", EQ[1], fixed(1 / r, 2), EQ[2])
-    HR_EST = E[1]; HR_LO = EL[1]; HR_HI = EH[1]; HR_AT_LEAST = r > HEADROOM_AGREE
+    HR_EST = E[1]; HR_AT_LEAST = r > HEADROOM_AGREE
     if (HR_AT_LEAST)
         return text sprintf("; scaled, the knee at %d%% is x%s above the one at %d%%, more than " \
             "one bisection step: the cost per message fell as the rate rose (wakeups batch " \
