@@ -361,8 +361,7 @@ function kernel_slope(rung,    i, g, p, x, y, k, st, pt, n, sx, sy, sxx, sxy) {
         k = med("memory", g, "kernel_slab_kb"); st = med("memory", g, "kernel_stack_kb")
         pt = med("memory", g, "kernel_page_tables_kb")
         if (k == "" || st == "" || pt == "") continue
-        x = p[2] + 0
-        y = k + st + pt
+        x = p[2] + 0; y = k + st + pt
         n++; sx += x; sy += y; sxx += x * x; sxy += x * y
     }
     if (n < 2 || n * sxx - sx * sx == 0) return ""
@@ -555,12 +554,11 @@ function verdict_c10k(    n, i, k, text, other, contrast, rn) {
             if (contrast) other = other c10k_run(R[i], rn, k, 1)
             else text = text c10k_run(R[i], rn, k, 0)
     }
-    text = sprintf("%d connections at once, closed loop, every echoed byte checked (need all " \
-        "served, msgs > 0 and every connection echoed at least once in the window, and no fault; " \
-            "echoes per connection min/median/max):%s%s",
-        c10k_n, substr(text, 2), other == "" ? "" : \
-            "; not part of the claim, for contrast:" substr(other, 2))
-    verdict("c10k", !BAD, text)
+    verdict("c10k", !BAD, sprintf("%d connections at once, closed loop, every echoed byte " \
+        "checked (need all served, msgs > 0 and every connection echoed at least once in the " \
+        "window, and no fault; echoes per connection min/median/max):%s%s", c10k_n,
+        substr(text, 2), other == "" ? "" : "; not part of the claim, for contrast:" \
+            substr(other, 2)))
 }
 
 # ---- the walls: load curves, capacities, the yardstick -------------------------
@@ -581,8 +579,7 @@ function step_kind(g,    offered, got, p, cs, ss, csat, ssat, q) {
     if ((CK, g) in err || (CK, g) in plat) return "gone"
     offered = med(CK, g, "rate_offered") + 0
     if (contended(CK, g)) return "contended"
-    cs = med(CK, g, "client_thread_cpu_pct_max")
-    ss = med(CK, g, "server_cpu_pct")
+    cs = med(CK, g, "client_thread_cpu_pct_max"); ss = med(CK, g, "server_cpu_pct")
     q = quota_of(g)
     csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT * (q ? q : 100) / 100
     if (csat && !ssat) return "client"
@@ -1025,7 +1022,7 @@ function median_of(a, n,    i, j, t) {
 # median ratio and its 95% bootstrap interval (BOOT resamples drawn by
 # draw(): the report is the same each time it is made from the same raw
 # results, under any awk).
-function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, text, cu, ce) {
+function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid) {
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
     if (WHY != "") { verdict("yardstick", 0, ""); return }
@@ -1048,14 +1045,12 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, text
     median_of(m, BOOT)
     lo = m[int(BOOT * 0.025)]; hi = m[int(BOOT * 0.975) + 1]
     mid = median_of(ratios, n)            # (sorts the ratios: after the draws, which read them)
-    ce = capacity_text(yard_rung, curve_n); cu = capacity_text("uv-echo", curve_n)
-    text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
-        "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
-            "connections on one core: %s %s, libuv %s",
-        n, yard_n, yard_rate, yard_rung, fixed(mid, 3), fixed(lo, 3), fixed(hi, 3), curve_n,
-            yard_rung, ce, cu)
-    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100,
-        text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
+    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100, sprintf("%d pairs in random order at " \
+        "%s connections and %s msgs/s: %s's CPU per message over libuv's, median %s, 95%% " \
+        "bootstrap interval %s-%s; capacity at %s connections on one core: %s %s, libuv %s " \
+        "(need the interval's upper end <= %s)", n, yard_n, yard_rate, yard_rung, fixed(mid, 3),
+        fixed(lo, 3), fixed(hi, 3), curve_n, yard_rung, capacity_text(yard_rung, curve_n),
+        capacity_text("uv-echo", curve_n), 1 + YARD_TOLERANCE / 100))
 }
 
 # draw(n): 1 to n, the next of the Lehmer generator x = 16807 x mod (2^31 - 1),
