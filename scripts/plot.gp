@@ -22,6 +22,15 @@ set grid ytics lc rgb '#dddddd'
 set key top left box opaque
 set border 3
 set tics nomirror
+# One colour and one point shape per rung, the same in the scan and the
+# curves: several lines lie on top of each other (select and poll up to
+# 1000 idle; the flat ones throughout). 08 and 09 (beyond the ladder) after
+# the seven; the libuv yardstick, uv-echo, last.
+array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', \
+                    '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
+array shape[10] = [1, 2, 3, 5, 7, 9, 11, 4, 6, 13]
+# (the rung's number from its second digit: gnuplot reads '08' and '09' as bad octal)
+rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 2, 2))
 
 if (kind eq 'scan') {
     set xlabel 'idle connections held by the server'
@@ -35,13 +44,6 @@ if (kind eq 'scan') {
     set ytics (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
     set mytics 1
     set yrange [5:*]
-    # One colour and one point shape per rung: several lines lie on top of
-    # each other (select and poll up to 1000; the flat ones throughout).
-    # The eighth is the libuv yardstick, uv-echo.
-    array colour[8] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', \
-                       '#d62728', '#ff7f0e', '#000000', '#17becf']
-    array shape[8] = [1, 2, 3, 5, 7, 9, 11, 13]
-    rung_index(name) = (name eq 'uv-echo') ? 8 : int(substr(name, 1, 2))
     n = words(rungs)
     # Each line takes its rung's rows (the others are undefined, so skipped);
     # idle 0 is drawn at 1, since a log axis has no 0.
@@ -90,12 +92,6 @@ if (kind eq 'curve') {
             nohead dt 2 lc rgb '#888888'
         set label 'capacity objective (p90)' at graph 0.01, first objective * 1.25 tc rgb '#666666'
     }
-    # 08 and 09 (beyond the ladder) after the seven; libuv last.
-    array colour[10] = ['#7f7f7f', '#9467bd', '#2ca02c', '#1f77b4', '#d62728', \
-                        '#ff7f0e', '#000000', '#8c564b', '#e377c2', '#17becf']
-    array shape[10] = [1, 2, 3, 5, 7, 9, 11, 4, 6, 13]
-    # (the rung's number from its second digit: gnuplot reads '08' and '09' as bad octal)
-    rung_index(name) = (name eq 'uv-echo') ? 10 : int(substr(name, 2, 2))
     n = words(rungs)
     set datafile separator ','
     # Each rung's rows at its N (04-select is swept below FD_SETSIZE); an

@@ -63,9 +63,8 @@ BEGIN {
     out = ENVIRON["REPORT_OUT"]
     rungs = ENVIRON["RUNGS"]; hold = ENVIRON["STALL_HOLD"]; idle_s = ENVIRON["IDLE_SECONDS"]
     mem_rungs = ENVIRON["MEM_RUNGS"]; mem_n = ENVIRON["MEM_NS"]; sub(/.* /, "", mem_n)
-    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_claim = ENVIRON["C10K_CLAIM"]; c10k_n = \
-        ENVIRON["C10K_N"]
-    if (c10k_claim == "") c10k_claim = c10k_rungs
+    c10k_rungs = ENVIRON["C10K_RUNGS"]; c10k_n = ENVIRON["C10K_N"]
+    c10k_claim = ENVIRON["C10K_CLAIM"]; if (c10k_claim == "") c10k_claim = c10k_rungs
     scan_last = ENVIRON["SCAN_IDLE"]; sub(/.*,/, "", scan_last)
     scan_last_select = ENVIRON["SCAN_IDLE_SELECT"]; sub(/.*,/, "", scan_last_select)
     curve_ns = ENVIRON["CURVE_NS"]; curve_status = ENVIRON["CURVE_STATUS"]
@@ -92,25 +91,22 @@ BEGIN {
     T["idle_cpu"] = "rung|served idle_s server_cpu_ms server_cpu_pct server_wakeups_per_s " \
         "server_procs server_threads server_rss_kb"
     T["memory"] = "rung n|served server_rss_kb server_pss_kb server_footprint_kb server_procs " \
-        "server_threads setup_us_per_conn" \
-        " kernel_stack_kb kernel_page_tables_kb kernel_slab_kb"
+        "server_threads setup_us_per_conn kernel_stack_kb kernel_page_tables_kb kernel_slab_kb"
     T["select"] = "rung|requested served refused failed lost corrupt still_open " \
         "server_refusal_lines"
     T["scan"] = "rung idle|rtt_p50_us rtt_p50_us:min rtt_p50_us:max rtt_p99_us " \
         "server_cpu_ms_per_1k round_trips"
     T["c10k"] = "rung n run|requested served " FAULTS " client_errors msgs msgs_per_s window_s" \
-        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end " \
-            "rtt_p50_us rtt_p99_us" \
-        " connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg " \
-            "server_rss_kb server_hwm_kb server_pss_kb server_threads"
+        " echoes_per_conn_min echoes_per_conn_p50 echoes_per_conn_max in_flight_at_end rtt_p50_us" \
+        " rtt_p99_us connect_ms_max client_cpu_pct server_cpu_pct saturated server_cpu_us_per_msg" \
+        " server_rss_kb server_hwm_kb server_pss_kb server_threads"
     # The load curves: one row per rung, N and offered rate (medians over the sweeps).
     T["curves"] = "rung n rate_offered|rate_achieved msgs window_s server_cpu_pct " \
-        "server_cpu_us_per_msg" \
-        " server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us rtt_p999_us late_sends" \
-        " schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
-        " echoes_per_conn_min:min" \
-        " service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct server_run_delay_ms" \
-        " client_run_delay_ms slowdown_pct contended:ntrue contended_retries saturated"
+        "server_cpu_us_per_msg server_ctx_switches_per_msg rtt_p50_us rtt_p90_us rtt_p99_us" \
+        " rtt_p999_us late_sends schedule_lag_ms_max client_thread_cpu_pct_max client_bound:ntrue" \
+        " echoes_per_conn_min:min service_p90_us lag_p90_us lag_p99_us foreign_cpu_pct steal_pct" \
+        " server_run_delay_ms client_run_delay_ms slowdown_pct contended:ntrue contended_retries" \
+        " saturated"
     curve_cols = substr(T["curves"], index(T["curves"], "|") + 1)
     # The bisection rounds (measure_knees): the same rows, one per repeat.
     T["knees"] = "rung n run rate_offered|" curve_cols
@@ -127,7 +123,7 @@ BEGIN {
     T["pairs"] = "rung pair|order server_cpu_us_per_msg server_cpu_pct rtt_p90_us rtt_p99_us " \
         "rate_achieved"
     # System calls per message under strace (scripts/lib/syscalls.sh): one
-    # row per server, its own table (write_syscalls).
+    # row per server, its own table (syscalls()).
     T["syscalls"] = "rung|requested rate_offered messages syscalls calls"
 }
 
@@ -171,7 +167,6 @@ function add(kind,    spec, tags, i, n, g, key) {
     split(T[kind], spec, "|")
     n = split(spec[1], tags, " ")
     if (kind ~ /^headroom/) J["sweep"] = J["rung"] "@" J["quota_pct"]
-    g = ""
     for (i = 1; i <= n; i++) g = g (i > 1 ? "," : "") J[tags[i]]
     if (!((kind, g) in runs)) order[kind, ++rows[kind]] = g
     runs[kind, g]++
@@ -189,7 +184,6 @@ function add(kind,    spec, tags, i, n, g, key) {
 function faults(kind, g,    list, c, nc, i, v, what, e) {
     list = (kind == "select") ? SELECT_FAULTS : FAULTS
     nc = split(list, c, " ")
-    what = ""
     for (i = 1; i <= nc; i++) {
         v = J[c[i]] + 0
         if (v > 0) what = what " " v " " c[i]
@@ -367,8 +361,7 @@ function kernel_slope(rung,    i, g, p, x, y, k, st, pt, n, sx, sy, sxx, sxy) {
         k = med("memory", g, "kernel_slab_kb"); st = med("memory", g, "kernel_stack_kb")
         pt = med("memory", g, "kernel_page_tables_kb")
         if (k == "" || st == "" || pt == "") continue
-        x = p[2] + 0
-        y = k + st + pt
+        x = p[2] + 0; y = k + st + pt
         n++; sx += x; sy += y; sxx += x * x; sxy += x * y
     }
     if (n < 2 || n * sxx - sx * sx == 0) return ""
@@ -379,9 +372,7 @@ function kernel_slope(rung,    i, g, p, x, y, k, st, pt, n, sx, sy, sxx, sxy) {
 # fewer where it was sized to the room this OS leaves (its line says
 # "asked":n beside its own "n", and reproduce.sh's log says so), else n.
 # Each row carries its own n, and is read as it ran.
-function ran_n(kind, rung, n) {
-    return ((kind, rung, n) in asked) ? asked[kind, rung, n] : n
-}
+function ran_n(kind, rung, n) { return ((kind, rung, n) in asked) ? asked[kind, rung, n] : n }
 
 function per_conn(rung, n, key,    a, b) {
     a = get("memory", rung ",1", key); b = get("memory", rung "," n, key)
@@ -421,9 +412,8 @@ function verdict_stall(    n, i, rung, w, a, w01, a01, worst, wrung, ok, hold_ms
         ">= %s x %s ms) and was answered %s ms after A closed (need 0 to %s ms); 02-07: at most " \
             "%s ms, %s (need < %s x %s ms)",
         median_range("stall", "01-blocking", "wait_ms", 1), runs["stall", "01-blocking"],
-            STALL_BLOCKED, hold_ms,
-        median_range("stall", "01-blocking", "after_close_ms", 2), STALL_AFTER_MS, known(worst, 2),
-            wrung, STALL_FREE, hold_ms))
+        STALL_BLOCKED, hold_ms, median_range("stall", "01-blocking", "after_close_ms", 2),
+        STALL_AFTER_MS, known(worst, 2), wrung, STALL_FREE, hold_ms))
 }
 
 function verdict_idle(    n, i, p, max, mrung, text, w, wmax, nowake) {
@@ -526,8 +516,7 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
         return sprintf(", %s run %d: %s", rung, k,
             (("c10k", g) in nfault) ? "faults: " sfirst["c10k", g] : "failed: " err["c10k", g])
     misbehaved("c10k", g, rung " run " k)
-    served = get("c10k", g, "served")
-    msgs = get("c10k", g, "msgs")
+    served = get("c10k", g, "served"); msgs = get("c10k", g, "msgs")
     e0 = get("c10k", g, "echoes_per_conn_min")
     e5 = med("c10k", g, "echoes_per_conn_p50"); e9 = med("c10k", g, "echoes_per_conn_max")
     if (contrast) { WHY = w; HARD = h }
@@ -535,14 +524,12 @@ function c10k_run(rung, n, k, contrast,    g, served, cpu, e0, e5, e9, msgs, bad
     # No progress is the server misbehaving too: a server that answers
     # nothing in the window (and all in the drain), or starves some
     # connections, has not served them.
-    prog = ""
     if (msgs != "" && msgs + 0 <= 0) prog = "no message echoed inside the window"
     else if (e0 != "" && e0 + 0 < 1) prog = \
         "a connection got no echo inside the window (echoes per connection min " e0 ")"
     if (prog != "" && !contrast) MIS = join(MIS, "; ", rung " run " k ": no progress: " prog)
     if (bad && !contrast) BAD = 1
-    cpu = med("c10k", g, "server_cpu_us_per_msg")
-    sat = med("c10k", g, "saturated")
+    cpu = med("c10k", g, "server_cpu_us_per_msg"); sat = med("c10k", g, "saturated")
     return sprintf(", %s%s %s/%s served, %s msgs, echoes per connection %s/%s/%s%s%s%s", rung,
         k > 1 ? " run " k : "", known_text(served), n == c10k_n ? n : n " (the room here)",
         known_text(msgs), known_text(e0), known_text(e5), known_text(e9),
@@ -567,12 +554,11 @@ function verdict_c10k(    n, i, k, text, other, contrast, rn) {
             if (contrast) other = other c10k_run(R[i], rn, k, 1)
             else text = text c10k_run(R[i], rn, k, 0)
     }
-    text = sprintf("%d connections at once, closed loop, every echoed byte checked (need all " \
-        "served, msgs > 0 and every connection echoed at least once in the window, and no fault; " \
-            "echoes per connection min/median/max):%s%s",
-        c10k_n, substr(text, 2), other == "" ? "" : \
-            "; not part of the claim, for contrast:" substr(other, 2))
-    verdict("c10k", !BAD, text)
+    verdict("c10k", !BAD, sprintf("%d connections at once, closed loop, every echoed byte " \
+        "checked (need all served, msgs > 0 and every connection echoed at least once in the " \
+        "window, and no fault; echoes per connection min/median/max):%s%s", c10k_n,
+        substr(text, 2), other == "" ? "" : "; not part of the claim, for contrast:" \
+            substr(other, 2)))
 }
 
 # ---- the walls: load curves, capacities, the yardstick -------------------------
@@ -593,8 +579,7 @@ function step_kind(g,    offered, got, p, cs, ss, csat, ssat, q) {
     if ((CK, g) in err || (CK, g) in plat) return "gone"
     offered = med(CK, g, "rate_offered") + 0
     if (contended(CK, g)) return "contended"
-    cs = med(CK, g, "client_thread_cpu_pct_max")
-    ss = med(CK, g, "server_cpu_pct")
+    cs = med(CK, g, "client_thread_cpu_pct_max"); ss = med(CK, g, "server_cpu_pct")
     q = quota_of(g)
     csat = cs != "" && cs + 0 >= SAT_PCT; ssat = ss != "" && ss + 0 >= SAT_PCT * (q ? q : 100) / 100
     if (csat && !ssat) return "client"
@@ -663,8 +648,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
     if (CAP != "" && CAP_FAIL == "") {
         CAP_AT_LEAST = 1
         CAP_STOP = client != "" ? "client" : CAP_CONTENDED ? "contended" : "top"
-        CAP_WHY = CAP_STOP == "client" ? "client-bound above it" : \
-            (CAP_STOP == "contended" ? "contended above it" : "the top of the sweep")
+        CAP_WHY = CAP_STOP == "top" ? "the top of the sweep" : stopped_by() " above it"
         ss = med(CK, CAP_G, "server_cpu_pct")
         # The utilization law (rate = utilization x service rate): the rate
         # at which its one core would be full, were the cost per message to
@@ -678,12 +662,11 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
         CAP_WHY = "the lightest step failed (" fkind " at " CAP_FAIL " msgs/s)"
     else if (CAP == "") {
         CAP_STOP = client != "" ? "client" : "contended"
-        CAP_WHY = "every step was " (CAP_STOP == "client" ? "client-bound" : "contended")
+        CAP_WHY = "every step was " stopped_by()
     }
-    CAP_LO = CAP_HI = CAP
+    CAP_LO = CAP_HI = CAP_BASE = CAP
     split("", CAP_EACH)
     if (CAP != "") { CAP_REPS = 1; CAP_EACH[1] = CAP }
-    CAP_BASE = CAP
     if (CAP != "" && CAP_FAIL != "" && (KNEES_OF[CK] in seen)) knee(rung, n)
 }
 
@@ -695,9 +678,7 @@ function capacity(rung, n,    i, g, part, k, pv, steps, stop, client, fkind, ss)
 # the next. Such a figure is told as a band, not as a point.
 # The headroom sweeps pool their rounds across quotas for the same reason
 # (headroom()), so only the curves' knees are told so.
-function unsteady() {
-    return CK == "curves" && CAP_SPREAD >= 2
-}
+function unsteady() { return CK == "curves" && CAP_SPREAD >= 2 }
 
 # knee(rung, n): the bisection rounds of the bracket [CAP, CAP_FAIL].
 function knee(rung, n,    i, g, part, r, k, at, stopped, nr, c, base, save) {
@@ -892,8 +873,7 @@ function verdict_walls(    n, i, cn, text, shown_n, unmeasured, bad, t, top, top
 
 # What stopped the sweep capacity() just read short of its knee.
 function stopped_by(otherwise) {
-    return CAP_STOP == "client" ? "client-bound" : CAP_STOP == "contended" ? "contended" : \
-        otherwise
+    return CAP_STOP == "client" ? "client-bound" : CAP_STOP == "contended" ? "contended" : otherwise
 }
 
 # A lower rung's capacity c above the top loop's topc: out of order
@@ -964,8 +944,8 @@ function light_steps(rung, n, want,    i, g, part, list, got, p) {
 # p90 floor (poll's is above the objective), and capacity. 06-kqueue is
 # its own confirmation only where kqueue is native; on Linux it is the
 # shim over epoll, shown and not counted.
-function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns, S, j, g5, g7, \
-    a, b, f5, f7, ratio, nr, r) {
+function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, ns, S, j, a, b, f5, f7, \
+    ratio, nr, r) {
     if (curve_status != "") { skip(curve_status); verdict("c10k wall", 0, ""); return }
     if (curve_faults("05-poll", curve_n)) bad = 1
     text = sprintf("at %s connections, open loop: 05-poll %s", curve_n, capacity_text("05-poll",
@@ -991,14 +971,12 @@ function verdict_c10k_wall(    poll, n, i, bad, text, c, loops, rung, steps, ns,
         # percent of a core can double the loop's figure on a shared host
         # (measured: 07-epoll 51.3 us at 2000 msgs/s between 57.5 at 500 and
         # 28.8 at 1000, its usual 27 to 35 there).
-        steps = light_steps(rung, curve_n, C10K_LIGHT_STEPS)
-        ns = split(steps, S, " ")
+        ns = split(light_steps(rung, curve_n, C10K_LIGHT_STEPS), S, " ")
         text = text sprintf("; CPU per message, 05-poll against %s:", rung)
         split("", ratio); nr = 0
         for (j = 1; j <= ns; j++) {
-            g5 = "05-poll," curve_n "," S[j]; g7 = rung "," curve_n "," S[j]
-            a = med("curves", g5, "server_cpu_us_per_msg")
-            b = med("curves", g7, "server_cpu_us_per_msg")
+            a = med("curves", "05-poll," curve_n "," S[j], "server_cpu_us_per_msg")
+            b = med("curves", rung "," curve_n "," S[j], "server_cpu_us_per_msg")
             text = text sprintf(" %s us against %s at %s msgs/s%s", known(a, 1), known(b, 1),
                 S[j] + 0, j < ns ? "," : "")
             if (a == "" || b == "" || b + 0 <= 0) bad = 1
@@ -1044,7 +1022,7 @@ function median_of(a, n,    i, j, t) {
 # median ratio and its 95% bootstrap interval (BOOT resamples drawn by
 # draw(): the report is the same each time it is made from the same raw
 # results, under any awk).
-function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy, text, cu, ce) {
+function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid) {
     if (yard_status != "") skip("uv-echo: " yard_status)
     if (curve_status != "") skip(curve_status)
     if (WHY != "") { verdict("yardstick", 0, ""); return }
@@ -1059,8 +1037,6 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
         verdict("yardstick", 0, "")
         return
     }
-    for (i = 1; i <= n; i++) copy[i] = ratios[i]
-    mid = median_of(copy, n)
     DRAW = 12345
     for (b = 1; b <= BOOT; b++) {
         for (i = 1; i <= n; i++) s[i] = ratios[draw(n)]
@@ -1068,14 +1044,13 @@ function verdict_yardstick(    p, e, u, n, ratios, i, b, s, m, lo, hi, mid, copy
     }
     median_of(m, BOOT)
     lo = m[int(BOOT * 0.025)]; hi = m[int(BOOT * 0.975) + 1]
-    ce = capacity_text(yard_rung, curve_n); cu = capacity_text("uv-echo", curve_n)
-    text = sprintf("%d pairs in random order at %s connections and %s msgs/s: %s's CPU per " \
-        "message over libuv's, median %s, 95%% bootstrap interval %s-%s; capacity at %s " \
-            "connections on one core: %s %s, libuv %s",
-        n, yard_n, yard_rate, yard_rung, fixed(mid, 3), fixed(lo, 3), fixed(hi, 3), curve_n,
-            yard_rung, ce, cu)
-    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100,
-        text sprintf(" (need the interval's upper end <= %s)", 1 + YARD_TOLERANCE / 100))
+    mid = median_of(ratios, n)            # (sorts the ratios: after the draws, which read them)
+    verdict("yardstick", hi <= 1 + YARD_TOLERANCE / 100, sprintf("%d pairs in random order at " \
+        "%s connections and %s msgs/s: %s's CPU per message over libuv's, median %s, 95%% " \
+        "bootstrap interval %s-%s; capacity at %s connections on one core: %s %s, libuv %s " \
+        "(need the interval's upper end <= %s)", n, yard_n, yard_rate, yard_rung, fixed(mid, 3),
+        fixed(lo, 3), fixed(hi, 3), curve_n, yard_rung, capacity_text(yard_rung, curve_n),
+        capacity_text("uv-echo", curve_n), 1 + YARD_TOLERANCE / 100))
 }
 
 # draw(n): 1 to n, the next of the Lehmer generator x = 16807 x mod (2^31 - 1),
@@ -1116,60 +1091,46 @@ function per_message_calls(rung, top,    list, n, i, at, msgs, text) {
     return text
 }
 
-# syscalls.csv: one row per traced server, per-message figures, and every
-# call's count as strace gave it (all_calls: the reference run keeps the CSVs).
-function write_syscalls(    file, i, g, msgs, calls, per, state, top) {
+# syscalls.csv, one row per traced server: per-message figures, and every
+# call's count as strace gave it (all_calls: the reference run keeps the
+# CSVs); and the finding: each server's system calls per message and its
+# top calls, then 08-io_uring against 07-epoll, whichever way it went.
+function syscalls(    file, i, g, state, text, per, msgs, calls, n, rate, e, u) {
+    if (!("syscalls" in seen)) {
+        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
+        return
+    }
     file = out "/syscalls.csv"
     print "rung,n,rate_offered,messages,syscalls,syscalls_per_msg,top_calls_per_msg,status," \
         "all_calls" > file
     for (i = 1; i <= rows["syscalls"]; i++) {
         g = order["syscalls", i]
         state = syscall_state(g)
-        msgs = calls = per = ""
-        if (state == "") {
-            msgs = med("syscalls", g, "messages")
-            calls = med("syscalls", g, "syscalls")
-            per = fixed(calls / msgs, 2)
+        if (state != "") {
+            printf("%s,%s,%s,,,,,%s,\n", g, med("syscalls", g, "requested"),
+                med("syscalls", g, "rate_offered"), cell(state)) > file
+            text = text "; " g ": " state
+            continue
         }
-        top = (state == "") ? per_message_calls(g, 4) : ""
-        gsub(/,/, ";", state)
-        printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", g, med("syscalls", g, "requested"),
-            med("syscalls", g, "rate_offered"), msgs, calls, per, top, state,
-            state == "" ? med("syscalls", g, "calls") : "") > file
+        msgs = med("syscalls", g, "messages"); calls = med("syscalls", g, "syscalls")
+        per[g] = calls / msgs
+        n = med("syscalls", g, "requested"); rate = med("syscalls", g, "rate_offered")
+        printf("%s,%s,%s,%s,%s,%s,%s,,%s\n", g, n, rate, msgs, calls, fixed(per[g], 2),
+            per_message_calls(g, 4), med("syscalls", g, "calls")) > file
+        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
+            g, fixed(per[g], 2), calls, msgs, per_message_calls(g, 3))
     }
     close(file)
-}
-
-# The finding: each server's system calls per message and its top calls,
-# then 08-io_uring against 07-epoll, whichever way it went.
-function finding_syscalls(    i, g, state, text, per, n, rate) {
-    if (!("syscalls" in seen)) {
-        finding("syscalls", "not measured: raw/syscalls.jsonl missing or empty")
-        return
-    }
-    for (i = 1; i <= rows["syscalls"]; i++) {
-        g = order["syscalls", i]
-        state = syscall_state(g)
-        if (state != "") { text = text "; " g ": " state; continue }
-        per[g] = med("syscalls", g, "syscalls") / med("syscalls", g, "messages")
-        n = med("syscalls", g, "requested"); rate = med("syscalls", g, "rate_offered")
-        text = text sprintf("; %s: %s system calls per message (%s calls for %s echoes; %s)",
-            g, fixed(per[g], 2), med("syscalls", g, "syscalls"),
-            med("syscalls", g, "messages"), per_message_calls(g, 3))
-    }
     text = substr(text, 3)
     if (n != "") text = sprintf("strace -c -f on the server, %s connections opened and closed, " \
         "%s msgs/s offered (open loop), counts per message echoed: %s", n, rate, text)
-    if (("07-epoll" in per) && ("08-io_uring" in per))
-        text = text ". " uring_against_epoll(per["07-epoll"], per["08-io_uring"])
+    if (("07-epoll" in per) && ("08-io_uring" in per)) {
+        e = per["07-epoll"]; u = per["08-io_uring"]
+        text = text ". 08-io_uring made " (u < e ? fixed(e / u, 2) " x fewer" : "no fewer") \
+            " system calls per message than 07-epoll" \
+            (u < e ? "" : " (" fixed(u, 2) " against " fixed(e, 2) ")")
+    }
     finding("syscalls", text)
-}
-
-function uring_against_epoll(e, u) {
-    if (u < e) return sprintf("08-io_uring made %s x fewer system calls per message than 07-epoll",
-        fixed(e / u, 2))
-    return sprintf("08-io_uring made no fewer system calls per message than 07-epoll " \
-        "(%s against %s)", fixed(u, 2), fixed(e, 2))
 }
 
 # common_step(list, n): the highest offered rate at which every rung of
@@ -1290,9 +1251,10 @@ function finding_cores(    st, c7, c9, k7, k9, l7, l9, text) {
 # lower bound; below by more, no
 # figure. headroom(rung): its text, one headroom_capacity.csv row per
 # quota, and HR_EST, HR_LO, HR_HI (the scaled median and range; "" when
-# none), HR_AT_LEAST (1: HR_EST is a lower bound).
+# none, and no range for a lower bound), HR_AT_LEAST (1: HR_EST is a lower
+# bound).
 function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g, pool, np, k, K,
-    E, EL, EH, EQ) {
+    E, EQ) {
     HR_EST = HR_LO = HR_HI = ""; HR_AT_LEAST = 0
     nq = split(ENVIRON["HEADROOM_QUOTAS"], Q, " ")   # the highest first
     CK = "headroom"
@@ -1314,7 +1276,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
             s = per_core(CAP, q); lo = per_core(CAP_LO, q); hi = per_core(CAP_HI, q)
             text = text sprintf(", %s per full core", s)
             if (++got <= 2) {
-                E[got] = s; EL[got] = lo; EH[got] = hi; EQ[got] = q
+                E[got] = s; EQ[got] = q
                 for (j = 1; j <= CAP_REPS; j++) pool[++np] = per_core(CAP_EACH[j], q)
             }
         } else if (fault != "") text = text " (the server misbehaved: " fault ")"
@@ -1331,7 +1293,7 @@ function headroom(rung,    nq, Q, i, q, sw, text, s, lo, hi, got, r, fault, j, g
         return text sprintf("; scaled, the knee at %d%% is x%s below the one at %d%%, more than " \
             "one bisection step: the cost per message rose with the rate, so no figure is given " \
             "at a full core", EQ[1], fixed(1 / r, 2), EQ[2])
-    HR_EST = E[1]; HR_LO = EL[1]; HR_HI = EH[1]; HR_AT_LEAST = r > HEADROOM_AGREE
+    HR_EST = E[1]; HR_AT_LEAST = r > HEADROOM_AGREE
     if (HR_AT_LEAST)
         return text sprintf("; scaled, the knee at %d%% is x%s above the one at %d%%, more than " \
             "one bisection step: the cost per message fell as the rate rose (wakeups batch " \
@@ -1424,8 +1386,7 @@ END {
     verdict_c10k_wall()
     verdict_yardstick()
     printf "" > (out "/findings.tsv")
-    if ("syscalls" in seen) write_syscalls()
-    finding_syscalls()
+    syscalls()
     finding_beyond()
     finding_reuseport()
     finding_cores()
