@@ -109,11 +109,6 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     return 0;
 }
 
-void proc_kernel_memory(proc_kernel_t *out)
-{
-    *out = (proc_kernel_t){-1, -1, -1};
-}
-
 /*
  * host_processor_info: per CPU, tick counters (user, system, idle, nice)
  * at the clock's rate. macOS binds no process to a CPU, so every CPU is
@@ -137,12 +132,6 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     out->cpus = (int)cpus;
     vm_deallocate(mach_task_self(), (vm_address_t)info, words * sizeof(integer_t));
     return out->cpus > 0 ? 0 : -1;
-}
-
-long long proc_run_delay_ns(long pid)
-{
-    (void)pid;
-    return -1;
 }
 
 /* ---- single processes, for the test harness ---------------------------- */
@@ -279,15 +268,4 @@ int proc_catches(long pid, int sig)
     if (!kinfo_of(pid, &kp))
         return -1;
     return (kp.kp_proc.p_sigcatch & sigmask(sig)) != 0;
-}
-
-bool proc_die_with_parent(int sig)
-{
-    (void)sig;
-    return false;
-}
-
-bool proc_adopt_orphans(void)
-{
-    return false;
 }

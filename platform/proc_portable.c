@@ -47,21 +47,10 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     return -1;
 }
 
-void proc_kernel_memory(proc_kernel_t *out)
-{
-    *out = (proc_kernel_t){-1, -1, -1};
-}
-
 int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     (void)server_pid;
     *out = (proc_host_t){0};
-    return -1;
-}
-
-long long proc_run_delay_ns(long pid)
-{
-    (void)pid;
     return -1;
 }
 
@@ -251,15 +240,4 @@ int proc_catches(long pid, int sig)
 {
     (void)pid, (void)sig;
     return -1;
-}
-
-bool proc_die_with_parent(int sig)
-{
-    (void)sig;
-    return false;
-}
-
-bool proc_adopt_orphans(void)
-{
-    return false;
 }
