@@ -230,10 +230,8 @@ static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
 
 bool proc_info(long pid, proc_info_t *out)
 {
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
     struct kinfo_proc kp;
-    size_t len = sizeof kp;
-    if (sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+    if (!kinfo_of(pid, &kp))
         return false;
     fill_info(&kp, out);
     return true;
@@ -321,10 +319,8 @@ int proc_set_fd_limit(long pid, long soft, long hard)
 
 int proc_catches(long pid, int sig)
 {
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
     struct kinfo_proc kp;
-    size_t len = sizeof kp;
-    if (sig <= 0 || sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+    if (sig <= 0 || !kinfo_of(pid, &kp))
         return -1;
     unsigned bit = (unsigned)(sig - 1);
     return (kp.ki_sigcatch.__bits[bit / 32] >> (bit % 32)) & 1;

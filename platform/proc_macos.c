@@ -154,14 +154,6 @@ const char *proc_reader(void)
     return "libproc";
 }
 
-/* kinfo_proc of one process (KERN_PROC_PID): zombies included. */
-static bool kinfo_of(long pid, struct kinfo_proc *kp)
-{
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
-    size_t len = sizeof *kp;
-    return sysctl(mib, 4, kp, &len, NULL, 0) == 0 && len == sizeof *kp && kp->kp_proc.p_pid == pid;
-}
-
 /*
  * The BSD layer marks a process stopped or a zombie; a live one is
  * "running" there whether or not it sleeps, so, as ps(1) does, it runs when
@@ -212,7 +204,7 @@ static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
 bool proc_info(long pid, proc_info_t *out)
 {
     struct kinfo_proc kp;
-    if (!kinfo_of(pid, &kp))
+    if (!kinfo_of(pid, &kp) || kp.kp_proc.p_pid != pid)
         return false;
     fill_info(&kp, out);
     return true;
@@ -265,7 +257,7 @@ bool proc_fd_target(long pid, int fd, char *out, size_t size)
 int proc_catches(long pid, int sig)
 {
     struct kinfo_proc kp;
-    if (!kinfo_of(pid, &kp))
+    if (!kinfo_of(pid, &kp) || kp.kp_proc.p_pid != pid)
         return -1;
     return (kp.kp_proc.p_sigcatch & sigmask(sig)) != 0;
 }
