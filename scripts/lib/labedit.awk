@@ -124,17 +124,11 @@ function finish(    p, i) {
         splice(file, 1, 0)
         return
     }
-    if (!load(file))
+    if (!load(file) || (name != "" && !named(file, name)))
         return
-    if (kind == "edit" && name == "") {
-        if ((p = place(file, 1, N[file], file)))
-            splice(file, p, no)
-        return
-    }
-    if (!named(file, name))
-        return
-    if (kind == "edit") {
-        if ((p = place(file, S, E, file ", in " name "()")))
+    if (kind == "edit") { # with no function named, anywhere in the file
+        if (name == "") { S = 1; E = N[file] }
+        if ((p = place(file, S, E, file (name == "" ? "" : ", in " name "()"))))
             splice(file, p, no)
     } else if (no > 0 && kind != "delete") {
         fail("the lines of " kind " all start with '+'")
