@@ -415,12 +415,8 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
                          struct kevent *eventlist, int nevents, const struct timespec *timeout)
 {
     struct kq_shim *st = kq_shim_find(kq);
-    if (st == NULL) {
-        errno = EBADF;
-        return -1;
-    }
-    if (nchanges < 0 || nevents < 0) {
-        errno = EINVAL;
+    if (st == NULL || nchanges < 0 || nevents < 0) {
+        errno = st == NULL ? EBADF : EINVAL;
         return -1;
     }
     /* kqueue(2): changes apply before the wait, one by one. A failed change
