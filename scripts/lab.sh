@@ -313,10 +313,7 @@ kit_reset() {
 
 cmd_reset() {
     [ -z "$kit_lab" ] || { kit_reset; return; }
-    if [ ! -f "$state" ]; then
-        echo "No lab is planted; nothing to reset."
-        return 0
-    fi
+    [ -f "$state" ] || { echo "No lab is planted; nothing to reset."; return 0; }
     code=$(planted code)
     lab_edits 2>/dev/null |
         keep_edits "$gitdir/ladder-lab-$code.diff" "Your edits made during the lab are saved in"
@@ -486,9 +483,8 @@ cmd_status() {
     else
         echo "Lab $(planted code) is planted (on $(git rev-parse --short "$(planted head)"));" \
             "'lab.sh diff' shows your edits since."
-        if [ -n "$(planted stash)" ]; then
+        [ -z "$(planted stash)" ] ||
             echo "  Your work is set aside in git stash ($(planted stash))."
-        fi
     fi
 }
 
