@@ -170,10 +170,9 @@ END {
         exit 1
     for (i = 1; i <= files; i++) {
         f = order[i]
+        printf "" >(out "/" i) # made, also for an empty file
         for (j = 1; j <= N[f]; j++)
             print L[f, j] >(out "/" i)
-        if (N[f] == 0)
-            printf "" >(out "/" i)
         close(out "/" i)
         print i, f >(out "/list")
     }
