@@ -2,8 +2,9 @@
  * proc_sysctl.h - the kern.proc tables and one process's record, read the
  * same way by the two readers that have them: proc_macos.c and
  * proc_freebsd.c. Header-only, as common/ is: each reader is compiled
- * alone, and Linux has no sysctl(2) to build a shared file against. Include it after the headers that define
- * struct kinfo_proc (<sys/sysctl.h> on macOS, <sys/user.h> on FreeBSD).
+ * alone, and Linux has no sysctl(2) to build a shared file against.
+ * Include it after the headers that define struct kinfo_proc
+ * (<sys/sysctl.h> on macOS, <sys/user.h> on FreeBSD).
  */
 #ifndef LADDER_PROC_SYSCTL_H
 #define LADDER_PROC_SYSCTL_H
