@@ -121,32 +121,34 @@ static long index_before(const proc_cpu_t *before, long pid)
     return hit ? hit - before->pids : -1;
 }
 
-/* after - before, 0 for a count that went back (pid reuse) */
-static uint64_t growth(uint64_t before, uint64_t after)
+/*
+ * One count's growth from `before` to `after` over the processes alive at
+ * `after` (was[] and now[]: that count's array in each reading): a process
+ * born since counts all of its own, and a count that went back (pid reuse)
+ * counts 0.
+ */
+static uint64_t tree_growth(const proc_cpu_t *before, const proc_cpu_t *after,
+                            const uint64_t *was, const uint64_t *now)
 {
-    return after > before ? after - before : 0;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < after->count; i++) {
+        long at = index_before(before, after->pids[i]);
+        uint64_t base = at < 0 ? 0 : was[at];
+        sum += now[i] > base ? now[i] - base : 0;
+    }
+    return sum;
 }
 
 double proc_cpu_ms_between(const proc_cpu_t *before, const proc_cpu_t *after)
 {
-    uint64_t ns = 0;
-    for (size_t i = 0; i < after->count; i++) {
-        long was = index_before(before, after->pids[i]);
-        ns += growth(was < 0 ? 0 : before->ns[was], after->ns[i]);
-    }
-    return (double)ns / 1e6;
+    return (double)tree_growth(before, after, before->ns, after->ns) / 1e6;
 }
 
 void proc_switches_between(const proc_cpu_t *before, const proc_cpu_t *after, long long *total,
                            long long *involuntary)
 {
-    uint64_t all = 0, forced = 0;
-    for (size_t i = 0; i < after->count; i++) {
-        long was = index_before(before, after->pids[i]);
-        all += growth(was < 0 ? 0 : before->csw[was], after->csw[i]);
-        forced += growth(was < 0 ? 0 : before->icsw[was], after->icsw[i]);
-    }
     bool known = before->switches && after->switches && after->count > 0;
-    *total = known ? (long long)all : -1;
-    *involuntary = known && before->involuntary && after->involuntary ? (long long)forced : -1;
+    bool forced = known && before->involuntary && after->involuntary;
+    *total = known ? (long long)tree_growth(before, after, before->csw, after->csw) : -1;
+    *involuntary = forced ? (long long)tree_growth(before, after, before->icsw, after->icsw) : -1;
 }

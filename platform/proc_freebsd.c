@@ -44,27 +44,25 @@ static bool in_tree(const struct kinfo_proc *kp, size_t n, pid_t pid, pid_t root
     return pid == root;
 }
 
-/* The tree's entries, moved to the front of the table; how many. */
-static size_t select_tree(struct kinfo_proc *kp, size_t n, long root)
+/* The table of every process with the entries of root's tree moved to its
+ * front, *kept of them; malloc'ed. (A child of root is found by in_tree()'s
+ * first step.) */
+static struct kinfo_proc *tree_table(long root, size_t *kept)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool mine = kp[i].ki_pid == (pid_t)root || kp[i].ki_ppid == (pid_t)root ||
-                    in_tree(kp, n, kp[i].ki_ppid, (pid_t)root);
-        if (mine) {
-            struct kinfo_proc keep = kp[i];
-            kp[kept++] = keep;
-        }
-    }
-    return kept;
+    size_t n = 0;
+    struct kinfo_proc *kp = all_processes(&n);
+    *kept = 0;
+    for (size_t i = 0; kp && i < n; i++)
+        if (kp[i].ki_pid == (pid_t)root || in_tree(kp, n, kp[i].ki_ppid, (pid_t)root))
+            kp[(*kept)++] = kp[i];
+    return kp;
 }
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
-    size_t n = 0;
-    struct kinfo_proc *kp = all_processes(&n);
+    size_t kept;
+    struct kinfo_proc *kp = tree_table(pid, &kept);
     *out = (proc_memory_t){.pss_kb = -1, .footprint_kb = -1};
-    size_t kept = kp ? select_tree(kp, n, pid) : 0;
     long page_kb = sysconf(_SC_PAGESIZE) / 1024;
     for (size_t i = 0; i < kept; i++) {
         out->procs++;
@@ -87,9 +85,8 @@ static int by_ki_pid(const void *a, const void *b)
 /* ki_runtime: the process's run time over all its threads, in microseconds. */
 int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
-    size_t n = 0;
-    struct kinfo_proc *kp = all_processes(&n);
-    size_t kept = kp ? select_tree(kp, n, pid) : 0;
+    size_t kept;
+    struct kinfo_proc *kp = tree_table(pid, &kept);
     if (kept == 0 || proc_cpu_alloc(out, kept) < 0) {
         free(kp);
         *out = (proc_cpu_t){0};
@@ -230,10 +227,8 @@ static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
 
 bool proc_info(long pid, proc_info_t *out)
 {
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
     struct kinfo_proc kp;
-    size_t len = sizeof kp;
-    if (sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+    if (!kinfo_of(pid, &kp))
         return false;
     fill_info(&kp, out);
     return true;
@@ -321,10 +316,8 @@ int proc_set_fd_limit(long pid, long soft, long hard)
 
 int proc_catches(long pid, int sig)
 {
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
     struct kinfo_proc kp;
-    size_t len = sizeof kp;
-    if (sig <= 0 || sysctl(mib, 4, &kp, &len, NULL, 0) < 0 || len < sizeof kp)
+    if (sig <= 0 || !kinfo_of(pid, &kp))
         return -1;
     unsigned bit = (unsigned)(sig - 1);
     return (kp.ki_sigcatch.__bits[bit / 32] >> (bit % 32)) & 1;

@@ -24,15 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct {
-    long pid, ppid;
-} proc_link_t;
-
-typedef struct {
-    proc_link_t *links; /* every process on the machine, sorted by ppid */
-    size_t count;
-} proc_table_t;
-
 /* Whole small file into buf, NUL-terminated. Length, or -1. */
 static ssize_t read_small_file(const char *path, char *buf, size_t size)
 {
@@ -47,66 +38,30 @@ static ssize_t read_small_file(const char *path, char *buf, size_t size)
     return n;
 }
 
-/* Field 4 of /proc/P/stat, the parent pid. */
-static bool read_ppid(long pid, proc_link_t *l)
+/* The next entry of a /proc folder named by a number (a pid, a thread, a
+ * descriptor), that number; -1 at the end. */
+static long next_number(DIR *dir)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    if (read_small_file(path, buf, sizeof buf) < 0)
-        return false;
-    /* Field 2, the command name, may itself hold spaces and ')'. */
-    const char *after_name = strrchr(buf, ')');
-    if (!after_name || sscanf(after_name + 1, " %*c %ld", &l->ppid) != 1)
-        return false;
-    l->pid = pid;
-    return true;
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL)
+        if (isdigit((unsigned char)d->d_name[0]))
+            return atol(d->d_name);
+    return -1;
 }
 
 static int by_ppid(const void *a, const void *b)
 {
-    const proc_link_t *x = a, *y = b;
+    const proc_info_t *x = a, *y = b;
     return (x->ppid > y->ppid) - (x->ppid < y->ppid);
 }
 
-/* One pass over /proc. Processes that exit meanwhile are simply missed. */
-static int read_table(proc_table_t *t)
+/* Index of the first of n entries whose parent is ppid (all is sorted by ppid). */
+static size_t first_child(const proc_info_t *all, size_t n, long ppid)
 {
-    size_t capacity = 1024;
-    t->count = 0;
-    t->links = malloc(capacity * sizeof *t->links);
-    DIR *dir = opendir("/proc");
-    if (!t->links || !dir) {
-        free(t->links);
-        if (dir)
-            closedir(dir);
-        return -1;
-    }
-    struct dirent *d;
-    while ((d = readdir(dir)) != NULL) {
-        if (!isdigit((unsigned char)d->d_name[0]))
-            continue;
-        if (t->count == capacity) {
-            proc_link_t *grown = realloc(t->links, 2 * capacity * sizeof *grown);
-            if (!grown)
-                break;
-            t->links = grown;
-            capacity *= 2;
-        }
-        if (read_ppid(atol(d->d_name), &t->links[t->count]))
-            t->count++;
-    }
-    closedir(dir);
-    qsort(t->links, t->count, sizeof *t->links, by_ppid);
-    return 0;
-}
-
-/* Index of the first entry whose parent is ppid (the table is sorted by ppid). */
-static size_t first_child(const proc_table_t *t, long ppid)
-{
-    size_t lo = 0, hi = t->count;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->links[mid].ppid < ppid)
+        if (all[mid].ppid < ppid)
             lo = mid + 1;
         else
             hi = mid;
@@ -116,26 +71,33 @@ static size_t first_child(const proc_table_t *t, long ppid)
 
 /*
  * The pids of root and all its descendants, root first, breadth-first;
- * malloc'ed. *count is 0 if root is not running.
+ * malloc'ed. *count is 0 if root is not running, or under
+ * LADDER_FORCE_PORTABLE, which reads no /proc (said once).
  */
 static long *find_tree(long root, size_t *count)
 {
-    proc_table_t t;
+    size_t total;
     *count = 0;
-    if (read_table(&t) < 0)
+    if (proc_forced_portable()) {
+        proc_note_unsupported();
         return NULL;
-    long *tree = malloc((t.count + 1) * sizeof *tree);
+    }
+    proc_info_t *all = proc_list(&total);
+    if (!all)
+        return NULL;
+    qsort(all, total, sizeof *all, by_ppid);
+    long *tree = malloc((total + 1) * sizeof *tree);
     size_t n = 0;
-    for (size_t i = 0; tree && i < t.count && n == 0; i++)
-        if (t.links[i].pid == root)
+    for (size_t i = 0; tree && i < total && n == 0; i++)
+        if (all[i].pid == root)
             tree[n++] = root;
     for (size_t next = 0; next < n; next++) {
         long parent = tree[next];
-        for (size_t i = first_child(&t, parent); i < t.count && t.links[i].ppid == parent; i++)
-            if (n < t.count)
-                tree[n++] = t.links[i].pid;
+        for (size_t i = first_child(all, total, parent); i < total && all[i].ppid == parent; i++)
+            if (n < total)
+                tree[n++] = all[i].pid;
     }
-    free(t.links);
+    free(all);
     *count = n;
     return tree;
 }
@@ -161,19 +123,11 @@ static void add_memory(long pid, proc_memory_t *m)
     /* smaps_rollup (Linux 4.14+) sums smaps without listing every mapping. */
     snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", pid);
     long pss = read_small_file(path, buf, sizeof buf) < 0 ? -1 : field_of(buf, "\nPss:");
-    if (pss < 0 || m->pss_kb < 0)
-        m->pss_kb = -1;
-    else
-        m->pss_kb += pss;
+    m->pss_kb = pss < 0 || m->pss_kb < 0 ? -1 : m->pss_kb + pss;
 }
 
 int proc_tree_memory(long pid, proc_memory_t *out)
 {
-    if (proc_forced_portable()) {
-        proc_note_unsupported();
-        *out = PROC_UNKNOWN_MEMORY;
-        return -1;
-    }
     size_t n;
     long *tree = find_tree(pid, &n);
     *out = (proc_memory_t){.footprint_kb = -1}; /* a macOS figure */
@@ -211,12 +165,9 @@ static void process_switches(long pid, uint64_t *all, uint64_t *forced)
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%ld/task", pid);
     DIR *dir = opendir(path);
-    struct dirent *d;
     *all = *forced = 0;
-    while (dir && (d = readdir(dir)) != NULL) {
-        if (!isdigit((unsigned char)d->d_name[0]))
-            continue;
-        snprintf(path, sizeof path, "/proc/%ld/task/%.20s/status", pid, d->d_name);
+    for (long tid; dir && (tid = next_number(dir)) >= 0;) {
+        snprintf(path, sizeof path, "/proc/%ld/task/%ld/status", pid, tid);
         if (read_small_file(path, buf, sizeof buf) < 0)
             continue; /* the thread exited meanwhile */
         long voluntary = field_of(buf, "\nvoluntary_ctxt_switches:");
@@ -230,11 +181,6 @@ static void process_switches(long pid, uint64_t *all, uint64_t *forced)
 
 int proc_tree_cpu(long pid, proc_cpu_t *out)
 {
-    if (proc_forced_portable()) {
-        proc_note_unsupported();
-        *out = (proc_cpu_t){0};
-        return -1;
-    }
     size_t n;
     long *tree = find_tree(pid, &n);
     if (n == 0 || proc_cpu_alloc(out, n) < 0) {
@@ -264,6 +210,18 @@ void proc_kernel_memory(proc_kernel_t *out)
     out->slab_kb = field_of(buf, "\nSlab:");
 }
 
+/* This process's affinity mask joined with the server's where server_pid > 0
+ * (and it can be read): 0, or -1 where this process's cannot be read. */
+static int affinity_masks(long server_pid, cpu_set_t *mask)
+{
+    cpu_set_t theirs;
+    if (proc_forced_portable() || sched_getaffinity(0, sizeof *mask, mask) != 0)
+        return -1;
+    if (server_pid > 0 && sched_getaffinity((pid_t)server_pid, sizeof theirs, &theirs) == 0)
+        CPU_OR(mask, mask, &theirs);
+    return 0;
+}
+
 /*
  * /proc/stat's line per CPU: user nice system idle iowait irq softirq steal
  * ..., in clock ticks (USER_HZ). Only the CPUs in either affinity mask.
@@ -271,12 +229,9 @@ void proc_kernel_memory(proc_kernel_t *out)
 int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     *out = (proc_host_t){0};
-    cpu_set_t mine, theirs;
-    CPU_ZERO(&theirs);
-    if (proc_forced_portable() || sched_getaffinity(0, sizeof mine, &mine) != 0)
+    cpu_set_t mine;
+    if (affinity_masks(server_pid, &mine) != 0)
         return -1;
-    if (server_pid > 0 && sched_getaffinity((pid_t)server_pid, sizeof theirs, &theirs) == 0)
-        CPU_OR(&mine, &mine, &theirs);
     FILE *f = fopen("/proc/stat", "r");
     if (!f)
         return -1;
@@ -298,22 +253,16 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return out->cpus > 0 ? 0 : -1;
 }
 
-static int add_cpus(const cpu_set_t *set, int *cpus, int n, int max)
-{
-    for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
-        if (CPU_ISSET(cpu, set))
-            cpus[n++] = cpu;
-    return n;
-}
-
 int proc_window_cpus(long server_pid, int *cpus, int max)
 {
-    cpu_set_t mine, theirs;
-    if (proc_forced_portable() || sched_getaffinity(0, sizeof mine, &mine) != 0)
+    cpu_set_t mine;
+    if (affinity_masks(server_pid, &mine) != 0)
         return -1;
-    if (server_pid > 0 && sched_getaffinity((pid_t)server_pid, sizeof theirs, &theirs) == 0)
-        CPU_OR(&mine, &mine, &theirs);
-    return add_cpus(&mine, cpus, 0, max);
+    int n = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+        if (CPU_ISSET(cpu, &mine))
+            cpus[n++] = cpu;
+    return n;
 }
 
 int proc_move_thread(int cpu)
@@ -348,13 +297,10 @@ long long proc_run_delay_ns(long pid)
         return -1;
     unsigned long long sum = 0;
     bool kept = false; /* without schedstats: no delay, at most one slice, on every thread */
-    struct dirent *e;
-    while ((e = readdir(d))) {
+    for (long tid; (tid = next_number(d)) >= 0;) {
         char file[384], buf[128];
         unsigned long long run, wait, count;
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        snprintf(file, sizeof file, "%s/%s/schedstat", path, e->d_name);
+        snprintf(file, sizeof file, "%s/%ld/schedstat", path, tid);
         if (read_small_file(file, buf, sizeof buf) > 0 &&
             sscanf(buf, "%llu %llu %llu", &run, &wait, &count) == 3) {
             sum += wait;
@@ -421,11 +367,8 @@ proc_info_t *proc_list(size_t *count)
     size_t capacity = 1024;
     proc_info_t *all = malloc(capacity * sizeof *all);
     DIR *dir = opendir("/proc");
-    struct dirent *d;
     *count = 0;
-    while (all && dir && (d = readdir(dir)) != NULL) {
-        if (!isdigit((unsigned char)d->d_name[0]))
-            continue;
+    for (long pid; all && dir && (pid = next_number(dir)) >= 0;) {
         if (*count == capacity) {
             proc_info_t *grown = realloc(all, 2 * capacity * sizeof *grown);
             if (!grown)
@@ -433,7 +376,7 @@ proc_info_t *proc_list(size_t *count)
             all = grown;
             capacity *= 2;
         }
-        if (read_info(atol(d->d_name), &all[*count], false))
+        if (read_info(pid, &all[*count], false))
             (*count)++; /* one that exits meanwhile is simply missed */
     }
     if (dir)
@@ -455,13 +398,8 @@ int proc_open_fds(long pid, int *lowest_free)
     static proc_fds_seen_t seen;
     memset(&seen, 0, sizeof seen);
     int count = 0;
-    struct dirent *d;
-    while ((d = readdir(dir)) != NULL) {
-        if (d->d_name[0] == '.')
-            continue;
-        count++;
-        proc_fd_seen(&seen, strtol(d->d_name, NULL, 10));
-    }
+    for (long fd; (fd = next_number(dir)) >= 0; count++)
+        proc_fd_seen(&seen, fd);
     closedir(dir);
     if (lowest_free)
         *lowest_free = proc_lowest_unseen(&seen);

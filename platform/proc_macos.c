@@ -109,11 +109,6 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     return 0;
 }
 
-void proc_kernel_memory(proc_kernel_t *out)
-{
-    *out = (proc_kernel_t){-1, -1, -1};
-}
-
 /*
  * host_processor_info: per CPU, tick counters (user, system, idle, nice)
  * at the clock's rate. macOS binds no process to a CPU, so every CPU is
@@ -139,12 +134,6 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return out->cpus > 0 ? 0 : -1;
 }
 
-long long proc_run_delay_ns(long pid)
-{
-    (void)pid;
-    return -1;
-}
-
 /* ---- single processes, for the test harness ---------------------------- */
 
 const char *proc_lacks(proc_feature_t what)
@@ -163,14 +152,6 @@ const char *proc_lacks(proc_feature_t what)
 const char *proc_reader(void)
 {
     return "libproc";
-}
-
-/* kinfo_proc of one process (KERN_PROC_PID): zombies included. */
-static bool kinfo_of(long pid, struct kinfo_proc *kp)
-{
-    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
-    size_t len = sizeof *kp;
-    return sysctl(mib, 4, kp, &len, NULL, 0) == 0 && len == sizeof *kp && kp->kp_proc.p_pid == pid;
 }
 
 /*
@@ -223,7 +204,7 @@ static void fill_info(const struct kinfo_proc *kp, proc_info_t *out)
 bool proc_info(long pid, proc_info_t *out)
 {
     struct kinfo_proc kp;
-    if (!kinfo_of(pid, &kp))
+    if (!kinfo_of(pid, &kp) || kp.kp_proc.p_pid != pid)
         return false;
     fill_info(&kp, out);
     return true;
@@ -276,18 +257,7 @@ bool proc_fd_target(long pid, int fd, char *out, size_t size)
 int proc_catches(long pid, int sig)
 {
     struct kinfo_proc kp;
-    if (!kinfo_of(pid, &kp))
+    if (!kinfo_of(pid, &kp) || kp.kp_proc.p_pid != pid)
         return -1;
     return (kp.kp_proc.p_sigcatch & sigmask(sig)) != 0;
-}
-
-bool proc_die_with_parent(int sig)
-{
-    (void)sig;
-    return false;
-}
-
-bool proc_adopt_orphans(void)
-{
-    return false;
 }

@@ -47,11 +47,6 @@ int proc_tree_cpu(long pid, proc_cpu_t *out)
     return -1;
 }
 
-void proc_kernel_memory(proc_kernel_t *out)
-{
-    *out = (proc_kernel_t){-1, -1, -1};
-}
-
 int proc_host_cpu(long server_pid, proc_host_t *out)
 {
     (void)server_pid;
@@ -59,24 +54,23 @@ int proc_host_cpu(long server_pid, proc_host_t *out)
     return -1;
 }
 
-long long proc_run_delay_ns(long pid)
-{
-    (void)pid;
-    return -1;
-}
-
 /* ---- single processes, for the test harness: ps(1) ---------------------- */
 
 static bool fine_cpu_seen; /* a time field with a fraction: CPU time to 1/100 s */
 
-/* ps with `args` (NULL-terminated, after the program name); its stdout, malloc'ed. */
-static char *run_ps(const char *const *args)
+/* The output fields parse_line() reads, in its order; "=": no header line. */
+static const char *const FIELDS[] = {"-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "state=",
+                                     "-o", "rss=", "-o", "time=", "-o", "lstart="};
+#define NFIELDS (sizeof FIELDS / sizeof *FIELDS)
+
+/* ps asked for FIELDS of the processes `select` and `arg` name ("-A" and
+ * NULL, or "-p" and a pid); its stdout, malloc'ed. */
+static char *run_ps(const char *select, const char *arg)
 {
-    const char *argv[24] = {"ps"};
-    size_t k = 1;
-    for (size_t i = 0; args[i] && k + 1 < sizeof argv / sizeof *argv; i++)
-        argv[k++] = args[i];
-    argv[k] = NULL;
+    const char *argv[NFIELDS + 4] = {"ps"}; /* ends in NULL, after arg or in its place */
+    memcpy(argv + 1, FIELDS, sizeof FIELDS);
+    argv[NFIELDS + 1] = select;
+    argv[NFIELDS + 2] = arg;
     int out[2];
     if (pipe(out) < 0)
         return NULL;
@@ -168,20 +162,11 @@ static bool parse_line(const char *line, proc_info_t *out)
     return true;
 }
 
-static const char *const FIELDS[] = {"-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "state=",
-                                     "-o", "rss=", "-o", "time=", "-o", "lstart="};
-#define NFIELDS (sizeof FIELDS / sizeof *FIELDS)
-
 bool proc_info(long pid, proc_info_t *out)
 {
     char id[24];
-    const char *args[NFIELDS + 3];
-    memcpy(args, FIELDS, sizeof FIELDS);
     snprintf(id, sizeof id, "%ld", pid);
-    args[NFIELDS] = "-p";
-    args[NFIELDS + 1] = id;
-    args[NFIELDS + 2] = NULL;
-    char *text = run_ps(args);
+    char *text = run_ps("-p", id);
     bool ok = text && parse_line(text, out) && out->pid == pid;
     free(text);
     return ok;
@@ -189,11 +174,7 @@ bool proc_info(long pid, proc_info_t *out)
 
 proc_info_t *proc_list(size_t *count)
 {
-    const char *args[NFIELDS + 2];
-    args[0] = "-A";
-    memcpy(args + 1, FIELDS, sizeof FIELDS);
-    args[NFIELDS + 1] = NULL;
-    char *text = run_ps(args);
+    char *text = run_ps("-A", NULL);
     size_t lines = 1;
     for (const char *p = text; p && *p; p++)
         lines += *p == '\n';
@@ -251,15 +232,4 @@ int proc_catches(long pid, int sig)
 {
     (void)pid, (void)sig;
     return -1;
-}
-
-bool proc_die_with_parent(int sig)
-{
-    (void)sig;
-    return false;
-}
-
-bool proc_adopt_orphans(void)
-{
-    return false;
 }

@@ -1,9 +1,10 @@
 /*
- * proc_sysctl.h - the kern.proc tables, read the same way by the two
- * readers that have them: proc_macos.c and proc_freebsd.c. Header-only, as
- * common/ is: each reader is compiled alone, and Linux has no sysctl(2) to
- * build a shared file against. Include it after the headers that define
- * struct kinfo_proc (<sys/sysctl.h> on macOS, <sys/user.h> on FreeBSD).
+ * proc_sysctl.h - the kern.proc tables and one process's record, read the
+ * same way by the two readers that have them: proc_macos.c and
+ * proc_freebsd.c. Header-only, as common/ is: each reader is compiled
+ * alone, and Linux has no sysctl(2) to build a shared file against.
+ * Include it after the headers that define struct kinfo_proc
+ * (<sys/sysctl.h> on macOS, <sys/user.h> on FreeBSD).
  */
 #ifndef LADDER_PROC_SYSCTL_H
 #define LADDER_PROC_SYSCTL_H
@@ -47,6 +48,14 @@ static struct kinfo_proc *kinfo_table(int *mib, unsigned depth, size_t *count)
     struct kinfo_proc *kp = sysctl_table(mib, depth, sizeof *kp, &len);
     *count = kp ? len / sizeof *kp : 0;
     return kp;
+}
+
+/* One process's kinfo_proc (KERN_PROC_PID), a zombie's too; false when there is none. */
+static bool kinfo_of(long pid, struct kinfo_proc *kp)
+{
+    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, (int)pid};
+    size_t len = sizeof *kp;
+    return sysctl(mib, 4, kp, &len, NULL, 0) == 0 && len == sizeof *kp;
 }
 
 /* proc_list()'s answer from a table of n records, which it frees: each

@@ -62,10 +62,7 @@ for arg in "$@"; do
     --refresh) mode=refresh ;;
     -h | --help) sed -n '2,/^set -u/{/^set -u/d;/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
     -*) echo "check-workshop: unknown option $arg (try --help)" >&2; exit 2 ;;
-    *)
-        arg=$(basename "${arg%.patch}" .edits)
-        names="$names $arg"
-        ;;
+    *) names="$names $(basename "${arg%.patch}" .edits)" ;;
     esac
 done
 
@@ -73,9 +70,7 @@ if [ "$mode" = check ]; then
     export CC=${CC:-clang}
     # One patch's tests are labelled patch=NAME.
     select=
-    if [ -n "$names" ]; then
-        select="^patch=($(echo $names | tr ' ' '|'))\$"
-    fi
+    [ -z "$names" ] || select="^patch=($(echo $names | tr ' ' '|'))\$"
     cmake --preset workshop >/dev/null &&
         cmake --build --preset workshop ||
         { echo "check-workshop: the workshop build (build/workshop) failed" >&2; exit 1; }

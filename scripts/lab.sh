@@ -122,11 +122,10 @@ git_() {
 # planted KEY: what the plant recorded (code, head, stash); empty when none is.
 planted() { [ -f "$state" ] && sed -n "s/^$1=//p" "$state"; }
 edits_of() { echo "$bugs/$1.edits"; }
-is_lab_code() {
-    case $1 in */* | .*) return 1 ;; esac
-    lab_known "$1"
+need_lab_code() {
+    case $1 in */* | .*) ;; *) lab_known "$1" && return 0 ;; esac
+    die "no lab with the code '$1' (lab.sh list)"
 }
-need_lab_code() { is_lab_code "$1" || die "no lab with the code '$1' (lab.sh list)"; }
 need_patch() {
     [ $kit = no ] && [ -f "$(edits_of "$1")" ] && return 0
     [ -n "$kit_lab" ] && die "this kit is lab $kit_lab's: its bug is in the code as you cloned it"
@@ -142,11 +141,6 @@ scratch_dir() {
 # working tree as it is now (labedit's message on $scratch/why if it cannot).
 plain() { lab_patch "$(edits_of "$1")" "$root" >"$scratch/$1.patch" 2>"$scratch/why" &&
     echo "$scratch/$1.patch"; }
-
-# The tests that catch it here (labs.txt: its Caught-by line, less the tests
-# on rungs this system does not build).
-caught_by() { lab_tests "$1"; }
-rung_of() { lab_rung "$1"; }
 
 # Column N of the lab's row in the student sheet (bugs/README.md): 5 is
 # "what you will see", 6 the hint.
@@ -234,12 +228,12 @@ cmd_plant() {
     solution_out_of_the_way
     if [ -z "$patch" ] || ! git apply "$patch" 2>/dev/null; then
         undo_plant
-        die "lab $code does not apply to your branch (it changes $(rung_of "$code");" \
+        die "lab $code does not apply to your branch (it changes $(lab_rung "$code");" \
             "has your branch changed it?); nothing is planted and your work is back:" \
             "$(sed 's/^labedit: [^ ]* line [0-9]*: //' "$scratch/why")"
     fi
     hide_planted
-    echo "Lab $code is planted in $(rung_of "$code") (git diff and git status show nothing of it)."
+    echo "Lab $code is planted in $(lab_rung "$code") (git diff and git status show nothing of it)."
     echo "  What you will see: $(sheet_column "$code" 5)"
     echo "  Next: scripts/lab.sh check    (builds, then runs the tests that catch it;" \
         "red until you fix it)"
@@ -303,33 +297,26 @@ cmd_diff() {
     lab_edits
 }
 
+# keep_edits FILE WHAT: the diff on stdin kept in FILE, and WHAT FILE said;
+# FILE removed when the diff is empty.
+keep_edits() {
+    cat >"$1"
+    if [ -s "$1" ]; then echo "$2 $1"; else rm -f "$1"; fi
+}
+
 # In a lab's kit: your edits saved as a diff, then the kit as you cloned it.
 kit_reset() {
-    fix=$gitdir/ladder-lab-$kit_lab.diff
-    git diff HEAD >"$fix"
-    if [ -s "$fix" ]; then
-        echo "Your edits are saved in $fix"
-    else
-        rm -f "$fix"
-    fi
+    git diff HEAD | keep_edits "$gitdir/ladder-lab-$kit_lab.diff" "Your edits are saved in"
     git_ reset -q --hard HEAD || exit 1
     echo "Lab $kit_lab's kit is as you cloned it (your commits, if any, stay)."
 }
 
 cmd_reset() {
     [ -z "$kit_lab" ] || { kit_reset; return; }
-    if [ ! -f "$state" ]; then
-        echo "No lab is planted; nothing to reset."
-        return 0
-    fi
+    [ -f "$state" ] || { echo "No lab is planted; nothing to reset."; return 0; }
     code=$(planted code)
-    fix=$gitdir/ladder-lab-$code.diff
-    lab_edits >"$fix" 2>/dev/null
-    if [ -s "$fix" ]; then
-        echo "Your edits made during the lab are saved in $fix"
-    else
-        rm -f "$fix"
-    fi
+    lab_edits 2>/dev/null |
+        keep_edits "$gitdir/ladder-lab-$code.diff" "Your edits made during the lab are saved in"
     [ "$(git rev-parse HEAD)" = "$(planted head)" ] ||
         echo "(Your branch has moved since the lab was planted; its commits stay.)"
     undo_plant || exit 1
@@ -371,7 +358,7 @@ cmd_check() {
     need_lab_code "$code"
     # Before any build: a lab this system cannot check says so, and why.
     lab_ready "$code" || not_here "lab $code: $LAB_WHY"
-    tests=$(caught_by "$code")
+    tests=$(lab_tests "$code")
     rungs=$(for t in $tests; do echo "${t%%:*}"; done | sort -u | tr '\n' ' ')
     # shellcheck disable=SC2086 # a list of targets
     build_for $rungs
@@ -457,9 +444,9 @@ cmd_list() {
     if [ "${1:-}" = --markdown ]; then list_markdown; return; fi
     for n in $(lab_codes); do
         if lab_ready "$n"; then
-            printf '  %-5s %s\n' "$n" "$(rung_of "$n")"
+            printf '  %-5s %s\n' "$n" "$(lab_rung "$n")"
         else
-            printf '  %-5s %-13s not on this system: %s\n' "$n" "$(rung_of "$n")" "$LAB_WHY"
+            printf '  %-5s %-13s not on this system: %s\n' "$n" "$(lab_rung "$n")" "$LAB_WHY"
         fi
     done
     [ -z "$kit_lab" ] || echo "This kit is lab $kit_lab's: 'scripts/lab.sh check' tests for it."
@@ -496,9 +483,8 @@ cmd_status() {
     else
         echo "Lab $(planted code) is planted (on $(git rev-parse --short "$(planted head)"));" \
             "'lab.sh diff' shows your edits since."
-        if [ -n "$(planted stash)" ]; then
+        [ -z "$(planted stash)" ] ||
             echo "  Your work is set aside in git stash ($(planted stash))."
-        fi
     fi
 }
 
@@ -529,9 +515,7 @@ kit_commit() {
         cd "$1" || exit 1
         date=$(git -C "$root" log -1 --format=%cI HEAD)
         export GIT_AUTHOR_DATE="$date" GIT_COMMITTER_DATE="$date"
-        git -c user.name="I/O ladder" -c user.email="kit@localhost" add -A &&
-            git -c user.name="I/O ladder" -c user.email="kit@localhost" \
-                commit -q -m "$3"
+        git add -A && git -c user.name="I/O ladder" -c user.email="kit@localhost" commit -q -m "$3"
     ) || die "could not commit the kit in $1"
     git clone -q --bare --no-local "$1" "$2" || die "could not clone $1 into $2"
     git -C "$2" remote remove origin 2>/dev/null

@@ -124,17 +124,11 @@ function finish(    p, i) {
         splice(file, 1, 0)
         return
     }
-    if (!load(file))
+    if (!load(file) || (name != "" && !named(file, name)))
         return
-    if (kind == "edit" && name == "") {
-        if ((p = place(file, 1, N[file], file)))
-            splice(file, p, no)
-        return
-    }
-    if (!named(file, name))
-        return
-    if (kind == "edit") {
-        if ((p = place(file, S, E, file ", in " name "()")))
+    if (kind == "edit") { # with no function named, anywhere in the file
+        if (name == "") { S = 1; E = N[file] }
+        if ((p = place(file, S, E, file (name == "" ? "" : ", in " name "()"))))
             splice(file, p, no)
     } else if (no > 0 && kind != "delete") {
         fail("the lines of " kind " all start with '+'")
@@ -176,10 +170,9 @@ END {
         exit 1
     for (i = 1; i <= files; i++) {
         f = order[i]
+        printf "" >(out "/" i) # made, also for an empty file
         for (j = 1; j <= N[f]; j++)
             print L[f, j] >(out "/" i)
-        if (N[f] == 0)
-            printf "" >(out "/" i)
         close(out "/" i)
         print i, f >(out "/list")
     }

@@ -47,7 +47,7 @@ lab_edits_encoded() {
 }
 
 # lab_edits_recode FILE: the description as it is, the edits rot13'd (rot13
-# is its own inverse).
+# is its own inverse: this decodes a lab's edits, and encodes plain ones).
 lab_edits_recode() {
     sed -n '/^@@ /q; p' "$1"
     sed -n '/^@@ /,$p' "$1" | LC_ALL=C tr "$LAB_ROT13_PLAIN" "$LAB_ROT13_CODED"
@@ -56,11 +56,6 @@ lab_edits_recode() {
 # lab_edits_plain FILE: the edits as labedit.awk reads them.
 lab_edits_plain() {
     if lab_edits_encoded "$1"; then lab_edits_recode "$1"; else cat "$1"; fi
-}
-
-# lab_edits_encode FILE: plain edits as a lab's are stored.
-lab_edits_encode() {
-    if lab_edits_encoded "$1"; then cat "$1"; else lab_edits_recode "$1"; fi
 }
 
 # lab_edits_files FILE: the files its edits change, one a line.

@@ -101,6 +101,14 @@ lab_has_lsan() {
     return $_lok
 }
 
+# lab_room NEED ROOM WHAT LIMITS: ROOM (empty: no cap) is at least NEED;
+# else LAB_WHY reads "its check needs NEED WHAT ROOM LIMITS".
+lab_room() {
+    { [ -z "$2" ] || [ "$2" -ge "$1" ]; } && return 0
+    LAB_WHY="its check needs $1 $3 $2 $4"
+    return 1
+}
+
 # lab_ready CODE: offered here, and the machine has what the check needs.
 lab_ready() {
     lab_offered "$1" || return 1
@@ -111,19 +119,11 @@ lab_ready() {
             LAB_WHY="its check needs LeakSanitizer, and ${CC:-cc} here builds no leak checker"
             return 1 ;;
         procs=*)
-            _lroom=$(children_room)
-            if [ -n "$_lroom" ] && [ "$_lroom" -lt "${_ln#*=}" ]; then
-                LAB_WHY="its check needs ${_ln#*=} more processes, and this user may start"
-                LAB_WHY="$LAB_WHY $_lroom more (ulimit -u, kern.maxprocperuid, less those running)"
-                return 1
-            fi ;;
+            lab_room "${_ln#*=}" "$(children_room)" "more processes, and this user may start" \
+                "more (ulimit -u, kern.maxprocperuid, less those running)" || return 1 ;;
         threads=*)
-            _lroom=$(threads_room)
-            if [ -n "$_lroom" ] && [ "$_lroom" -lt "${_ln#*=}" ]; then
-                LAB_WHY="its check needs ${_ln#*=} threads in one process, and there is room"
-                LAB_WHY="$LAB_WHY for $_lroom (kern.num_taskthreads or the task limits)"
-                return 1
-            fi ;;
+            lab_room "${_ln#*=}" "$(threads_room)" "threads in one process, and there is room for" \
+                "(kern.num_taskthreads or the task limits)" || return 1 ;;
         esac
     done
     return 0

@@ -383,11 +383,8 @@ static inline int kq_shim_take_pending(struct kq_shim *st, struct kevent *out, i
         struct pollfd pfd = {.fd = q.fd};
         pfd.events = (short)(q.bit == KQ_SHIM_READ ? EPOLLIN | EPOLLRDHUP : EPOLLOUT);
         if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL) &&
-            kq_shim_ready(q.bit, (uint16_t)pfd.revents)) {
-            kq_shim_fill(&out[n++], q.fd, q.bit, st->fds[q.fd].udata[q.bit - 1],
-                         (uint16_t)pfd.revents);
-            st->fds[q.fd].delivered |= q.bit;
-        }
+            kq_shim_ready(q.bit, (uint16_t)pfd.revents)) /* n < room: emitted into out */
+            kq_shim_emit(st, q.fd, q.bit, (uint16_t)pfd.revents, out, &n, room);
     }
     st->npending = kept;
     return n;
@@ -418,12 +415,8 @@ static inline int kevent(int kq, const struct kevent *changelist, int nchanges,
                          struct kevent *eventlist, int nevents, const struct timespec *timeout)
 {
     struct kq_shim *st = kq_shim_find(kq);
-    if (st == NULL) {
-        errno = EBADF;
-        return -1;
-    }
-    if (nchanges < 0 || nevents < 0) {
-        errno = EINVAL;
+    if (st == NULL || nchanges < 0 || nevents < 0) {
+        errno = st == NULL ? EBADF : EINVAL;
         return -1;
     }
     /* kqueue(2): changes apply before the wait, one by one. A failed change
