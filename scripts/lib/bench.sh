@@ -93,7 +93,8 @@ measured_start() {
 
 # Keep a server's stderr if it said anything (04-select's refusals, warnings).
 keep_server_log() {
-    [ -s "$TMP/server.err" ] && cat "$TMP/server.err" >>"$LOGS/$SERVER_TAG.$SERVER_NAME.stderr.log"
+    local kept=$LOGS/$SERVER_TAG.$SERVER_NAME.stderr.log
+    [ ! -s "$TMP/server.err" ] || cat "$TMP/server.err" >>"$kept"
 }
 
 # measured_stop: SIGTERM, then wait (bounded: SERVER_STOP_TIMEOUT). The

@@ -14,6 +14,8 @@
 #   4. reproduce.sh refuses two kinds of run, and --reference with any
 #      (TMPDIR points nowhere: a script that took the line would stop at
 #      its mktemp, before it touches the host).
+#   5. measured_stop returns 0 for a server that stops cleanly and wrote
+#      nothing to stderr (no caller may take a silent server for a failure).
 #
 #   tests/report/harness.sh
 set -uo pipefail
@@ -70,7 +72,10 @@ printf '#!/bin/sh\necho "no io_uring here" >&2\nexit 3\n' >"$BIN/exits"
 # shellcheck disable=SC2016 # the script's own $! and $CHILD_FILE
 printf '#!/bin/sh\ntrap "" TERM\nsleep 120 &\necho $! >"$CHILD_FILE"\n%s\nwait\n' \
     'echo "listening on 127.0.0.1:1"' >"$BIN/stubborn"
-chmod +x "$BIN/exits" "$BIN/stubborn"
+# It announces, says nothing, and ends at SIGTERM with status 0.
+printf '#!/bin/sh\ntrap "exit 0" TERM\n%s\nwhile :; do sleep 0.1; done\n' \
+    'echo "listening on 127.0.0.1:1"' >"$BIN/quiet"
+chmod +x "$BIN/exits" "$BIN/stubborn" "$BIN/quiet"
 
 # ---- 1. a quota that cannot be set ----------------------------------------------
 # A folder where the cgroup's file should be: no write to it succeeds, as
@@ -111,6 +116,19 @@ case $line in
 *) fail "exits: expected cause \"server\" and its exit status, got: $line" ;;
 esac
 echo "exits: $line"
+
+# ---- 5. a server that stops cleanly and said nothing ------------------------------
+# measured_stop's status is the stop's: 0, with no empty log kept.
+if ! measured_start quiet quiet.1 ""; then
+    fail "quiet: did not start: $SERVER_ERR"
+else
+    measured_stop >/dev/null 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] && [ "$SERVER_STOP" = ok ] ||
+        fail "quiet: measured_stop returned $rc, SERVER_STOP=$SERVER_STOP (0 and ok expected)"
+    [ -e "$LOGS/quiet.1.quiet.stderr.log" ] && fail "quiet: an empty stderr log was kept"
+    [ "$FAILS" -eq 0 ] && echo "quiet: stopped, status 0, no log kept"
+fi
 
 # ---- 3. the clean-up stops a server's children ------------------------------------
 if ! server_start "$TMP" "$BIN/stubborn" ""; then
