@@ -85,9 +85,9 @@ int run_scan(const options_t *o, target_t *t, uint64_t deadline)
         }
         open = o->idle[i];
 
+        pool_forget_window(&p); /* before the CPU window: clearing is not the step's work */
         cpu_window_t cpu;
         cpu_window_start(&cpu, o);
-        pool_forget_window(&p);
         bool measured = p.conns[0].state == CONN_IDLE && !p.timed_out;
         if (measured)
             pool_window(&p, (uint64_t)(o->duration_s * NS_PER_S), 0, deadline);
