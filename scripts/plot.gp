@@ -1,4 +1,4 @@
-# Plots for scripts/report.sh (gnuplot 5). Called with -e setting:
+# Plots for scripts/report.sh (gnuplot 5.2 or later: its arrays). Called with -e setting:
 #   kind   'scan' or 'memory'
 #   data   the data file
 #   term   'svg' or 'png'; out: the file to write
