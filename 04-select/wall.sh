@@ -25,7 +25,7 @@ demo() {
     scan 0,100,1000
     say "  expect: the round trip and the server's CPU per round trip grow with the idle count:" \
         "  select() copies and scans the whole fd_set on every wakeup. The reference run" \
-        "  (docs/reference/) went from 6.3 µs to 59.5 µs (9.44x)."
+        "  (docs/reference/) went from 6.4 µs to 57.7 µs (9.02x)."
     walls "FD_SETSIZE = 1024 descriptors in an fd_set, fixed when the program is compiled" \
         "Linux (glibc): 1024; FD_SET() past it writes past the set" \
         "macOS: 1024 too; select() returns EINVAL for nfds above it, unless the program is" \

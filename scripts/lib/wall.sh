@@ -314,7 +314,7 @@ flat_demo() {
         say "  (on Linux kevent() is the teaching shim over epoll: this is epoll's behaviour)"
     say "  expect: flat, within noise, from 0 to 10 000 idle: the interest list lives in the" \
         "  kernel and $1 returns only the ready descriptors. The reference run measured" \
-        "  6.0 -> 6.3 µs for 06 (1.05x) and 5.9 -> 6.2 µs for 07 (1.05x), 0 to 10 000 idle."
+        "  6.1 -> 6.2 µs for 06 (1.02x) and 5.9 -> 5.9 µs for 07 (1.00x), 0 to 10 000 idle."
     stop_server
     c10k="C10K: 10 000 clients at once, all ping-ponging 64-byte messages for 5 s,"
     say "" "$c10k every byte checked" \
