@@ -37,8 +37,8 @@ demo() {
     say "$expect (summed RSS says hundreds of" \
         "  MB). Setup is a fork() per client, which copies the parent's page tables: from under" \
         "  0.1 ms to over 1 ms depending on the machine and its load; an event loop accepts a" \
-        "  client in tens of µs. The reference run (docs/reference/) measured 39.61 KiB and" \
-        "  115.4 µs per client at 10 000 clients, on a 2-core machine."
+        "  client in tens of µs. The reference run (docs/reference/) measured 35.61 KiB and" \
+        "  104.1 µs per client at 10 000 clients, on a 2-core machine."
     wall
 }
 
